@@ -1,0 +1,17 @@
+//! The domain of linkperf: test specifications, units, statistics and the result model.
+//!
+//! This crate does no I/O: it opens no sockets, reads no clock and knows nothing of the command line, the
+//! terminal or a database. Everything here can be tested with known answers.
+
+pub mod histogram;
+pub mod host_facts;
+pub mod run_result;
+pub mod spec;
+pub mod summary;
+pub mod units;
+
+pub use histogram::RttHistogram;
+pub use host_facts::HostFacts;
+pub use run_result::{RunResult, RunStatus, Series, SCHEMA_VERSION};
+pub use spec::{ConnectSpec, LatencySpec, Proto, StopCondition, WaitMode};
+pub use summary::LatencySummary;

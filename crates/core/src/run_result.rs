@@ -1,0 +1,211 @@
+//! `RunResult`: the one serialisable model of a finished (or interrupted) run.
+//!
+//! Reporters render it and never compute figures of their own. Its JSON form is the versioned schema in
+//! docs/json-schema.md; bump [`SCHEMA_VERSION`] on any incompatible change.
+
+use serde::{Deserialize, Serialize};
+
+use crate::histogram::RttHistogram;
+use crate::host_facts::HostFacts;
+use crate::spec::{ConnectSpec, LatencySpec, Proto};
+use crate::summary::LatencySummary;
+
+/// Version of the result schema written by this build.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The parameters of a run, tagged by test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "test", rename_all = "snake_case")]
+pub enum Parameters {
+    /// A request/response latency test.
+    Latency(LatencySpec),
+    /// A connection-establishment test.
+    Connect(ConnectSpec),
+}
+
+impl Parameters {
+    /// The test's name, as a subcommand.
+    pub fn test_name(&self) -> &'static str {
+        match self {
+            Parameters::Latency(_) => "latency",
+            Parameters::Connect(_) => "connect",
+        }
+    }
+
+    /// The transport.
+    pub fn proto(&self) -> Proto {
+        match self {
+            Parameters::Latency(spec) => spec.proto,
+            Parameters::Connect(spec) => spec.proto,
+        }
+    }
+}
+
+/// Whether a run measured everything it set out to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every series ran to its stop condition.
+    Complete,
+    /// The run stopped early; the series hold what was measured before `error`.
+    Partial {
+        /// What stopped the run.
+        error: String,
+    },
+}
+
+/// The software that produced a result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// Always `linkperf`.
+    pub name: String,
+    /// The version of the client.
+    pub version: String,
+}
+
+/// Where the test ran to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Target {
+    /// What the user named (`embedded` for the in-process responder).
+    pub host: String,
+    /// The address (or socket path) actually used.
+    pub address: String,
+}
+
+/// Both endpoints' facts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Endpoints {
+    /// The host running the test.
+    pub client: HostFacts,
+    /// The responder's host, as it reported itself.
+    pub responder: HostFacts,
+}
+
+/// One series of measurements: one message size of one session, or the aggregate of all sessions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// Message size in bytes (request and reply each), for tests with messages.
+    pub size_bytes: Option<u64>,
+    /// Session number from 1, or `None` for the aggregate over all sessions (or the only session).
+    pub session: Option<u32>,
+    /// Round-trip (or connection) time statistics; `None` if nothing was measured.
+    pub summary: Option<LatencySummary>,
+    /// Completed transactions per second over the series' elapsed time (summed over sessions in an aggregate).
+    pub transactions_per_s: f64,
+    /// Requests whose reply never came within the timeout (UDP only).
+    pub lost: u64,
+    /// Replies that came after their timeout had expired and were discarded (UDP only).
+    pub late: u64,
+    /// Wall time of the timed part of the series, in seconds.
+    pub elapsed_s: f64,
+    /// Whether the series ran to its stop condition.
+    pub complete: bool,
+    /// The samples, HdrHistogram V2 compressed and base64-encoded, in nanoseconds.
+    pub histogram: String,
+}
+
+impl Series {
+    /// Builds a series from its histogram and counters.
+    pub fn new(
+        size_bytes: Option<u64>,
+        session: Option<u32>,
+        histogram: &RttHistogram,
+        counters: SeriesCounters,
+    ) -> Self {
+        let transactions_per_s =
+            if counters.elapsed_s > 0.0 { histogram.count() as f64 / counters.elapsed_s } else { 0.0 };
+        Self {
+            size_bytes,
+            session,
+            summary: LatencySummary::from_histogram(histogram),
+            transactions_per_s,
+            lost: counters.lost,
+            late: counters.late,
+            elapsed_s: counters.elapsed_s,
+            complete: counters.complete,
+            histogram: histogram.encode(),
+        }
+    }
+}
+
+/// Counters kept beside a series' histogram.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SeriesCounters {
+    /// Lost requests.
+    pub lost: u64,
+    /// Late replies.
+    pub late: u64,
+    /// Timed wall time in seconds.
+    pub elapsed_s: f64,
+    /// Whether the series ran to its stop condition.
+    pub complete: bool,
+}
+
+impl SeriesCounters {
+    /// Adds another session's counters; elapsed time is the longest of the two.
+    pub fn merge(&mut self, other: &SeriesCounters) {
+        self.lost += other.lost;
+        self.late += other.late;
+        self.elapsed_s = self.elapsed_s.max(other.elapsed_s);
+        self.complete &= other.complete;
+    }
+}
+
+/// A whole run: what was asked, where, by whom, and every series measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// [`SCHEMA_VERSION`] of this document.
+    pub schema_version: u32,
+    /// The software that produced it.
+    pub tool: ToolInfo,
+    /// The command line, as typed.
+    pub command: Vec<String>,
+    /// Start time, RFC 3339 in UTC.
+    pub started_at: String,
+    /// The test and its parameters.
+    pub parameters: Parameters,
+    /// Where it ran to.
+    pub target: Target,
+    /// Both endpoints' facts.
+    pub endpoints: Endpoints,
+    /// Every series, in the order measured; per-session series follow their aggregate.
+    pub series: Vec<Series>,
+    /// Whether the run completed.
+    pub status: RunStatus,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transactions_per_second_is_count_over_elapsed() {
+        let mut h = RttHistogram::new();
+        (0..50).for_each(|_| h.record(1_000));
+        let counters = SeriesCounters { elapsed_s: 0.5, complete: true, ..Default::default() };
+        let series = Series::new(Some(64), None, &h, counters);
+        assert_eq!(series.transactions_per_s, 100.0);
+        assert_eq!(series.summary.map(|s| s.count), Some(50));
+    }
+
+    #[test]
+    fn merged_counters_add_losses_and_keep_the_longest_time() {
+        let mut a = SeriesCounters { lost: 1, late: 2, elapsed_s: 1.0, complete: true };
+        a.merge(&SeriesCounters { lost: 3, late: 0, elapsed_s: 2.0, complete: false });
+        assert_eq!(a, SeriesCounters { lost: 4, late: 2, elapsed_s: 2.0, complete: false });
+    }
+
+    #[test]
+    fn parameters_serialise_tagged_by_test() {
+        let p = Parameters::Connect(ConnectSpec {
+            proto: Proto::Tcp,
+            stop: crate::StopCondition::Count(10),
+            warmup: 0,
+            timeout_s: 2.0,
+        });
+        let json = serde_json::to_value(&p).expect("serialises");
+        assert_eq!(json["test"], "connect");
+        assert_eq!(json["proto"], "tcp");
+        assert_eq!(json["stop"]["count"], 10);
+    }
+}

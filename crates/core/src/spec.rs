@@ -1,0 +1,111 @@
+//! Validated test specifications: what a test will do, independent of how the user typed it.
+//!
+//! The binary turns command-line arguments into these types (parse, don't validate); the drivers in `net` take
+//! them as given. Serialised into every result as its parameters.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The transport a test runs over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Proto {
+    /// TCP over IPv4 or IPv6.
+    Tcp,
+    /// UDP over IPv4 or IPv6.
+    Udp,
+    /// Unix-domain stream sockets on this host.
+    Unix,
+}
+
+impl Proto {
+    /// The lowercase name, as typed on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Proto::Tcp => "tcp",
+            Proto::Udp => "udp",
+            Proto::Unix => "unix",
+        }
+    }
+
+    /// Whether the transport has connections (connection-establishment latency applies).
+    pub fn is_connection_oriented(self) -> bool {
+        !matches!(self, Proto::Udp)
+    }
+}
+
+/// How a test waits for data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WaitMode {
+    /// Sleep in the kernel until data arrives (a blocking receive).
+    Block,
+    /// Busy-poll with non-blocking receives: the lowest latency, at the cost of a whole core per waiter.
+    Spin,
+}
+
+impl WaitMode {
+    /// The lowercase name, as typed on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitMode::Block => "block",
+            WaitMode::Spin => "spin",
+        }
+    }
+}
+
+/// When a series stops.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopCondition {
+    /// After this many timed transactions.
+    Count(u64),
+    /// After this much time, in seconds.
+    DurationS(f64),
+}
+
+impl StopCondition {
+    /// The duration bound, if this condition is a duration.
+    pub fn duration(self) -> Option<Duration> {
+        match self {
+            StopCondition::Count(_) => None,
+            StopCondition::DurationS(s) => Some(Duration::from_secs_f64(s)),
+        }
+    }
+}
+
+/// A request/response (ping-pong) latency test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencySpec {
+    /// Transport.
+    pub proto: Proto,
+    /// Message sizes in bytes, one series each, in this order. The reply has the same size.
+    pub sizes_bytes: Vec<u64>,
+    /// When each size's series stops.
+    pub stop: StopCondition,
+    /// Untimed round trips before each size's series.
+    pub warmup: u64,
+    /// How both ends wait for data.
+    pub wait: WaitMode,
+    /// Number of concurrent ping-pong sessions.
+    pub sessions: u32,
+    /// Open-loop schedule in transactions per second per session, or `None` for closed loop (next message as
+    /// soon as the reply is in).
+    pub rate_per_s: Option<f64>,
+    /// How long a reply may take: a UDP reply later than this counts as lost; a TCP/Unix one ends the run.
+    pub timeout_s: f64,
+}
+
+/// A connection-establishment latency test (connect, request, first byte of response, close).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConnectSpec {
+    /// Transport (connection-oriented only).
+    pub proto: Proto,
+    /// When the series stops.
+    pub stop: StopCondition,
+    /// Untimed connections first.
+    pub warmup: u64,
+    /// How long one connection may take before the run ends with an error.
+    pub timeout_s: f64,
+}

@@ -1,0 +1,174 @@
+//! Parsing of the quantities users type: message sizes, durations and rates.
+//!
+//! Conventions (documented in docs/metrics.md):
+//! - sizes are bytes, and their suffixes are binary: `1k` = `1KiB` = 1024 bytes, `1M` = 1 MiB;
+//! - durations take `ns`, `us`, `ms`, `s`, `m`, `h`; a bare number is seconds;
+//! - per-second rates take decimal suffixes: `10k` = 10 000 per second.
+//!
+//! This module only parses and formats; it does not decide what a value means for a test.
+
+use std::time::Duration;
+
+/// Why a quantity could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    /// The text is empty.
+    #[error("empty value")]
+    Empty,
+    /// The number part is not a number.
+    #[error("'{0}' is not a number")]
+    NotANumber(String),
+    /// The suffix is not one this quantity accepts.
+    #[error("unknown unit '{unit}' in '{text}' (expected one of: {expected})")]
+    UnknownUnit {
+        /// The suffix that was given.
+        unit: String,
+        /// The whole text.
+        text: String,
+        /// The accepted suffixes.
+        expected: &'static str,
+    },
+    /// The value does not fit, or is negative or not finite.
+    #[error("'{0}' is out of range")]
+    OutOfRange(String),
+}
+
+/// Parses a size in bytes: `64`, `1k`, `16KiB`, `1M`, `1.5k` (binary multiples).
+pub fn parse_size(text: &str) -> Result<u64, UnitError> {
+    let (number, unit) = split_number(text)?;
+    let multiplier: f64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(unknown(unit, text, "B, k, KiB, M, MiB, G, GiB")),
+    };
+    let bytes = number * multiplier;
+    if bytes.fract() != 0.0 || bytes > u64::MAX as f64 {
+        return Err(UnitError::OutOfRange(text.to_string()));
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses a comma-separated list of sizes: `1,64,256,1k`.
+pub fn parse_size_list(text: &str) -> Result<Vec<u64>, UnitError> {
+    text.split(',').map(|part| parse_size(part.trim())).collect()
+}
+
+/// Parses a duration: `500ms`, `10s`, `2m`, `250us`, or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
+    let (number, unit) = split_number(text)?;
+    let seconds_per_unit = match unit {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "" | "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(unknown(unit, text, "ns, us, ms, s, m, h")),
+    };
+    Duration::try_from_secs_f64(number * seconds_per_unit).map_err(|_| UnitError::OutOfRange(text.to_string()))
+}
+
+/// Parses a count per second with decimal multiples: `500`, `10k`, `1.5M`.
+pub fn parse_per_second(text: &str) -> Result<f64, UnitError> {
+    let (number, unit) = split_number(text)?;
+    let multiplier = match unit {
+        "" => 1.0,
+        "k" | "K" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        _ => return Err(unknown(unit, text, "k, M, G")),
+    };
+    let value = number * multiplier;
+    if value <= 0.0 || !value.is_finite() {
+        return Err(UnitError::OutOfRange(text.to_string()));
+    }
+    Ok(value)
+}
+
+/// Formats a byte count the way sizes are typed: `64`, `1k`, `64k`, `1M` when exact, else bytes.
+pub fn format_size(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    match bytes {
+        b if b >= KIB * KIB && b % (KIB * KIB) == 0 => format!("{}M", b / (KIB * KIB)),
+        b if b >= KIB && b % KIB == 0 => format!("{}k", b / KIB),
+        b => b.to_string(),
+    }
+}
+
+fn split_number(text: &str) -> Result<(f64, &str), UnitError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(UnitError::Empty);
+    }
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().map_err(|_| UnitError::NotANumber(text.to_string()))?;
+    if !number.is_finite() || number < 0.0 {
+        return Err(UnitError::OutOfRange(text.to_string()));
+    }
+    Ok((number, unit.trim()))
+}
+
+fn unknown(unit: &str, text: &str, expected: &'static str) -> UnitError {
+    UnitError::UnknownUnit { unit: unit.to_string(), text: text.to_string(), expected }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_use_binary_multiples() {
+        assert_eq!(parse_size("64"), Ok(64));
+        assert_eq!(parse_size("1k"), Ok(1024));
+        assert_eq!(parse_size("16KiB"), Ok(16384));
+        assert_eq!(parse_size("64k"), Ok(65536));
+        assert_eq!(parse_size("1M"), Ok(1 << 20));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert_eq!(parse_size(" 2G "), Ok(2 << 30));
+    }
+
+    #[test]
+    fn bad_sizes_are_refused_with_a_reason() {
+        assert_eq!(parse_size(""), Err(UnitError::Empty));
+        assert!(matches!(parse_size("abc"), Err(UnitError::NotANumber(_))));
+        assert!(matches!(parse_size("12q"), Err(UnitError::UnknownUnit { .. })));
+        assert!(matches!(parse_size("0.3"), Err(UnitError::OutOfRange(_))));
+        assert!(matches!(parse_size("-5"), Err(UnitError::NotANumber(_))));
+    }
+
+    #[test]
+    fn size_lists_split_on_commas() {
+        assert_eq!(parse_size_list("1,64, 1k"), Ok(vec![1, 64, 1024]));
+        assert!(parse_size_list("1,,2").is_err());
+    }
+
+    #[test]
+    fn durations_accept_common_units() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert!(matches!(parse_duration("3 fortnights"), Err(UnitError::UnknownUnit { .. })));
+    }
+
+    #[test]
+    fn rates_use_decimal_multiples() {
+        assert_eq!(parse_per_second("500"), Ok(500.0));
+        assert_eq!(parse_per_second("10k"), Ok(10_000.0));
+        assert_eq!(parse_per_second("1.5M"), Ok(1_500_000.0));
+        assert!(parse_per_second("0").is_err());
+    }
+
+    #[test]
+    fn sizes_format_as_typed() {
+        assert_eq!(format_size(64), "64");
+        assert_eq!(format_size(1024), "1k");
+        assert_eq!(format_size(65536), "64k");
+        assert_eq!(format_size(1 << 20), "1M");
+        assert_eq!(format_size(1500), "1500");
+    }
+}

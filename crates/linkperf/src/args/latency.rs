@@ -1,0 +1,140 @@
+//! `linkperf latency`: arguments and their conversion into a `LatencySpec`.
+
+use std::time::Duration;
+
+use clap::Args;
+use linkperf_core::{LatencySpec, Proto, StopCondition};
+
+use super::output::OutputArgs;
+use super::target::TargetArgs;
+use super::value::{self, ProtoArg, WaitArg};
+use crate::exit::UsageError;
+
+/// The long description shown by `--help`.
+pub const LONG_ABOUT: &str = "Round-trip latency: the client sends SIZE bytes, the responder sends them back, and each round trip is timed. Reports count, min, mean, stddev, p50 (typ), p90, p99, p99.9, max, transactions/s and lost replies per message size, always as full round trips (never halved).";
+
+/// Examples shown after the options in `--help`.
+const EXAMPLES: &str = "Examples:\n  linkperf latency                                  64-byte TCP round trips on loopback\n  linkperf latency 198.18.0.2 --size 64,256,1k,4k,16k,64k\n  linkperf latency HOST --proto udp --wait spin --duration 10s\n  linkperf latency HOST --sessions 8 --size 1      8 concurrent sessions, each and aggregate\n  linkperf latency HOST --rate 1k                   open loop: 1000 requests/s on a fixed schedule";
+
+/// Arguments of `linkperf latency`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct LatencyArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Transport.
+    #[arg(long, value_enum, default_value = "tcp")]
+    pub proto: ProtoArg,
+    /// Message sizes in bytes (k = 1024), one series each, e.g. 64,256,1k,4k,16k,64k. UDP messages carry
+    /// a 12-byte header, so they are at least 12 bytes.
+    #[arg(short, long, value_name = "SIZES", default_value = "64", value_parser = value::size_list)]
+    pub size: value::SizeList,
+    /// Timed round trips per size and session [default: 10000].
+    #[arg(short = 'n', long, conflicts_with = "duration")]
+    pub count: Option<u64>,
+    /// Time per size instead of a count, e.g. 10s.
+    #[arg(short, long, value_parser = value::duration)]
+    pub duration: Option<Duration>,
+    /// Untimed round trips before each size.
+    #[arg(long, default_value_t = 100)]
+    pub warmup: u64,
+    /// How both ends wait for data: block sleeps in the kernel; spin busy-polls (lowest latency, one core
+    /// per session at each end).
+    #[arg(long, value_enum, default_value = "block")]
+    pub wait: WaitArg,
+    /// Concurrent ping-pong sessions, each on its own connection; reported each and in aggregate.
+    #[arg(long, default_value_t = 1)]
+    pub sessions: u32,
+    /// Open loop: requests per second per session on a fixed schedule (e.g. 1k); each round trip is timed
+    /// from its scheduled send, so stalls are not hidden.
+    #[arg(long, value_parser = value::per_second)]
+    pub rate: Option<f64>,
+    /// How long a reply may take: a later UDP reply counts as lost, a TCP/Unix one ends the run.
+    #[arg(long, default_value = "2s", value_parser = value::duration)]
+    pub timeout: Duration,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// The default number of timed round trips per size.
+const DEFAULT_COUNT: u64 = 10_000;
+
+impl TryFrom<&LatencyArgs> for LatencySpec {
+    type Error = UsageError;
+
+    fn try_from(args: &LatencyArgs) -> Result<Self, UsageError> {
+        let proto = Proto::from(args.proto);
+        if let Some(zero) = args.size.0.iter().find(|&&s| s == 0) {
+            return Err(UsageError(format!("message size {zero} is too small: sizes start at 1 byte")));
+        }
+        if args.sessions == 0 {
+            return Err(UsageError("--sessions must be at least 1".into()));
+        }
+        if args.count == Some(0) {
+            return Err(UsageError("--count must be at least 1".into()));
+        }
+        if args.timeout.is_zero() {
+            return Err(UsageError("--timeout must be above zero".into()));
+        }
+        let stop = match (args.count, args.duration) {
+            (_, Some(d)) if d.is_zero() => return Err(UsageError("--duration must be above zero".into())),
+            (_, Some(d)) => StopCondition::DurationS(d.as_secs_f64()),
+            (Some(n), None) => StopCondition::Count(n),
+            (None, None) => StopCondition::Count(DEFAULT_COUNT),
+        };
+        Ok(LatencySpec {
+            proto,
+            sizes_bytes: args.size.0.clone(),
+            stop,
+            warmup: args.warmup,
+            wait: args.wait.into(),
+            sessions: args.sessions,
+            rate_per_s: args.rate,
+            timeout_s: args.timeout.as_secs_f64(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: LatencyArgs,
+    }
+
+    fn spec(argv: &[&str]) -> Result<LatencySpec, String> {
+        let parsed = Wrapper::try_parse_from(std::iter::once("latency").chain(argv.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        LatencySpec::try_from(&parsed.args).map_err(|e| e.0)
+    }
+
+    #[test]
+    fn defaults_are_one_small_tcp_message() {
+        let spec = spec(&[]).expect("valid");
+        assert_eq!(spec.proto, Proto::Tcp);
+        assert_eq!(spec.sizes_bytes, vec![64]);
+        assert_eq!(spec.stop, StopCondition::Count(10_000));
+        assert_eq!(spec.sessions, 1);
+    }
+
+    #[test]
+    fn size_lists_and_durations_parse() {
+        let spec = spec(&["--size", "1,64,1k,64k", "--duration", "1.5s", "--proto", "udp"]).expect("valid");
+        assert_eq!(spec.sizes_bytes, vec![1, 64, 1024, 65536]);
+        assert_eq!(spec.stop, StopCondition::DurationS(1.5));
+    }
+
+    #[test]
+    fn impossible_requests_are_usage_errors() {
+        assert!(spec(&["--size", "0"]).unwrap_err().contains("too small"));
+        assert!(spec(&["--sessions", "0"]).is_err());
+        assert!(spec(&["--count", "0"]).is_err());
+        assert!(spec(&["--count", "5", "--duration", "1s"]).is_err());
+        assert!(spec(&["--proto", "sctp"]).is_err());
+        assert!(spec(&["--size", "12q"]).is_err());
+    }
+}

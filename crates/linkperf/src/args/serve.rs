@@ -1,0 +1,45 @@
+//! `linkperf serve`: arguments of the responder.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::value;
+
+/// The long description shown by `--help`.
+pub const LONG_ABOUT: &str = "Run a responder: serves latency and connect tests (and every later test) to many clients at once, each in its own session. Control and data share one TCP port, and UDP tests use the same port number, so one firewall opening suffices. Prints one line per session on stderr.";
+
+/// Examples shown after the options in `--help`.
+const EXAMPLES: &str = "Examples:\n  linkperf serve                              all addresses, port 5250\n  linkperf serve --bind 198.18.0.2 --port 6000\n  linkperf serve --unix /run/linkperf.sock    also serve local (IPC) clients\n  linkperf serve --key-file /etc/linkperf.key require clients to hold the same key";
+
+/// Arguments of `linkperf serve`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct ServeArgs {
+    /// Address to listen on (:: serves IPv6 and IPv4).
+    #[arg(long, default_value = "::")]
+    pub bind: IpAddr,
+    /// TCP and UDP port.
+    #[arg(short, long, default_value_t = 5250)]
+    pub port: u16,
+    /// Also listen on this Unix-domain socket path.
+    #[arg(long, value_name = "PATH")]
+    pub unix: Option<PathBuf>,
+    /// Require clients to prove they hold the key in this file (HMAC challenge-response).
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
+    /// Most client sessions served at once.
+    #[arg(long, default_value_t = 64)]
+    pub max_sessions: u32,
+    /// Longest test served; traffic of a longer one is cut.
+    #[arg(long, default_value = "1h", value_parser = value::duration)]
+    pub max_duration: Duration,
+    /// Largest message served.
+    #[arg(long, default_value = "16M", value_parser = value::size)]
+    pub max_size: u64,
+    /// Do not log sessions.
+    #[arg(short, long)]
+    pub quiet: bool,
+}

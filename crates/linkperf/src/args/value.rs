@@ -1,0 +1,84 @@
+//! clap value parsers for the quantities users type (`64k`, `500ms`, `10k`), with the enums of the CLI.
+
+use std::time::Duration;
+
+use clap::ValueEnum;
+use linkperf_core::units;
+use linkperf_core::{Proto, WaitMode};
+
+/// A comma-separated list of byte sizes, as one argument value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeList(pub Vec<u64>);
+
+/// Parses `1,64,1k` into byte sizes.
+pub fn size_list(text: &str) -> Result<SizeList, String> {
+    units::parse_size_list(text).map(SizeList).map_err(|e| e.to_string())
+}
+
+/// Parses one size such as `64k`.
+pub fn size(text: &str) -> Result<u64, String> {
+    units::parse_size(text).map_err(|e| e.to_string())
+}
+
+/// Parses `500ms`, `10s`, `2m`.
+pub fn duration(text: &str) -> Result<Duration, String> {
+    units::parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// Parses a rate per second such as `1000` or `10k`.
+pub fn per_second(text: &str) -> Result<f64, String> {
+    units::parse_per_second(text).map_err(|e| e.to_string())
+}
+
+/// The transport, as typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProtoArg {
+    /// TCP (Nagle off).
+    Tcp,
+    /// UDP: one datagram per message, with loss counted.
+    Udp,
+    /// Unix-domain stream sockets on this host (IPC).
+    Unix,
+}
+
+impl From<ProtoArg> for Proto {
+    fn from(value: ProtoArg) -> Self {
+        match value {
+            ProtoArg::Tcp => Proto::Tcp,
+            ProtoArg::Udp => Proto::Udp,
+            ProtoArg::Unix => Proto::Unix,
+        }
+    }
+}
+
+/// The wait mode, as typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WaitArg {
+    /// Sleep in the kernel until data arrives.
+    Block,
+    /// Busy-poll (lowest latency; burns one core per session at each end).
+    Spin,
+}
+
+impl From<WaitArg> for WaitMode {
+    fn from(value: WaitArg) -> Self {
+        match value {
+            WaitArg::Block => WaitMode::Block,
+            WaitArg::Spin => WaitMode::Spin,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_parsers_explain_bad_input() {
+        assert_eq!(size_list("1,64,64k"), Ok(SizeList(vec![1, 64, 65536])));
+        assert!(size_list("64x").unwrap_err().contains("unknown unit"));
+        assert_eq!(duration("250ms"), Ok(Duration::from_millis(250)));
+        assert!(duration("soon").unwrap_err().contains("not a number"));
+        assert_eq!(per_second("2k"), Ok(2000.0));
+    }
+}

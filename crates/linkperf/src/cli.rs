@@ -1,0 +1,45 @@
+//! The command-line grammar: one subcommand per test, each with its own `Args` struct in `args/`.
+
+use clap::{Parser, Subcommand};
+
+use crate::args::connect::ConnectArgs;
+use crate::args::latency::LatencyArgs;
+use crate::args::serve::ServeArgs;
+
+/// Characterise a communication link: round-trip latency, connection setup time, and more.
+///
+/// Every test runs against a responder (`linkperf serve`) on the far host; with no HOST, a test starts a
+/// responder of its own on loopback, so `linkperf latency` works on a fresh machine with no set-up.
+/// Figures are defined in docs/metrics.md.
+#[derive(Debug, Parser)]
+#[command(name = "linkperf", version, about, long_about, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a responder that serves tests to many clients at once.
+    #[command(long_about = crate::args::serve::LONG_ABOUT)]
+    Serve(ServeArgs),
+    /// Round-trip latency of request/response messages (ping-pong), per message size.
+    #[command(long_about = crate::args::latency::LONG_ABOUT)]
+    Latency(LatencyArgs),
+    /// Connection-establishment latency: connect, request, first byte of the response.
+    #[command(long_about = crate::args::connect::LONG_ABOUT)]
+    Connect(ConnectArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_grammar_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

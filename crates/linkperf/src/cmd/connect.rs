@@ -1,0 +1,27 @@
+//! `linkperf connect`: runs the connection-establishment driver and prints its result.
+
+use std::process::ExitCode;
+
+use linkperf_core::run_result::Parameters;
+use linkperf_core::ConnectSpec;
+use linkperf_net::connect::run_connect;
+
+use crate::args::connect::ConnectArgs;
+use crate::cmd::endpoint;
+use crate::output;
+use crate::progress::Progress;
+
+/// Runs the test; prints what was measured even when it stopped early (then exits 1).
+pub fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
+    let spec = ConnectSpec::try_from(&args)?;
+    let key = args.target.key()?;
+    let endpoint = endpoint::resolve(&args.target, spec.proto)?;
+    let progress = Progress::new(!args.output.no_progress);
+    let started_at = std::time::SystemTime::now();
+    let run = run_connect(&endpoint.target, key.as_deref(), &spec, &progress)?;
+    progress.finish();
+    let result =
+        output::build(Parameters::Connect(spec), &endpoint, run.responder, run.series, run.error.as_ref(), started_at);
+    output::emit(&result, args.output.format())?;
+    super::latency::finish(run.error)
+}

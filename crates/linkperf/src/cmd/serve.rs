@@ -1,0 +1,37 @@
+//! `linkperf serve`: binds the responder and serves until killed.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use linkperf_net::{Responder, ResponderConfig};
+use linkperf_proto::Limits;
+
+use crate::args::serve::ServeArgs;
+use crate::args::target::read_key;
+
+/// Runs the responder in the foreground.
+pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let key = args.key_file.as_deref().map(read_key).transpose()?;
+    let limits = Limits {
+        max_sessions: args.max_sessions,
+        max_duration_s: args.max_duration.as_secs_f64(),
+        max_message_bytes: args.max_size,
+        ..Limits::default()
+    };
+    let config = ResponderConfig {
+        bind: SocketAddr::new(args.bind, args.port),
+        unix: args.unix.clone(),
+        key: key.clone(),
+        limits,
+        log: !args.quiet,
+    };
+    let responder = Responder::bind(config)?;
+    if !args.quiet {
+        let address = responder.address()?;
+        let unix = args.unix.as_ref().map(|p| format!(" and unix {}", p.display())).unwrap_or_default();
+        let auth = if key.is_some() { ", key required" } else { "" };
+        eprintln!("linkperf serve: listening on {address} (tcp and udp){unix}{auth}");
+    }
+    responder.run()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,31 @@
+//! `linkperf`: the command-line front end. Parses arguments, wires the drivers to the renderers, shows
+//! progress and maps failures to exit codes; it measures nothing itself.
+//!
+//! Exit codes: 0 success (also when stdout is closed early), 1 runtime failure, 2 usage error, 3 a user
+//! threshold failed (reserved).
+
+mod args;
+mod cli;
+mod cmd;
+mod exit;
+mod output;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Latency(args) => cmd::latency::run(args),
+        Command::Connect(args) => cmd::connect::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => exit::report(&error),
+    }
+}

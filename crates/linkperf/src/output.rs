@@ -1,0 +1,43 @@
+//! Assembling the result of a run and writing it in the chosen format.
+
+use std::io::Write;
+
+use linkperf_core::run_result::{Endpoints, Parameters, Target, ToolInfo};
+use linkperf_core::{HostFacts, RunResult, RunStatus, Series, SCHEMA_VERSION};
+use linkperf_net::NetError;
+use linkperf_report::Format;
+
+use crate::cmd::endpoint::Endpoint;
+
+/// Builds the result model of a run that measured `series` and perhaps stopped with `error`.
+pub fn build(
+    parameters: Parameters,
+    endpoint: &Endpoint,
+    responder: HostFacts,
+    series: Vec<Series>,
+    error: Option<&NetError>,
+    started_at: std::time::SystemTime,
+) -> RunResult {
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo { name: "linkperf".into(), version: env!("CARGO_PKG_VERSION").into() },
+        command: std::env::args().collect(),
+        started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
+        parameters,
+        target: Target { host: endpoint.label.clone(), address: endpoint.target.describe() },
+        endpoints: Endpoints { client: linkperf_net::host::local_host_facts(), responder },
+        series,
+        status: match error {
+            Some(e) => RunStatus::Partial { error: e.to_string() },
+            None => RunStatus::Complete,
+        },
+    }
+}
+
+/// Writes the result to stdout.
+pub fn emit(run: &RunResult, format: Format) -> std::io::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    format.reporter().render(run, &mut out)?;
+    out.flush()
+}

@@ -1,0 +1,160 @@
+//! Bad input and failures: each gives a clear error and a non-zero exit, never a panic or a hang; results
+//! measured before a failure are still printed.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use common::{json, linkperf, Server};
+use predicates::str::contains;
+
+#[test]
+fn usage_errors_exit_2_with_a_reason() {
+    for (args, reason) in [
+        (vec!["latency", "--size", "0"], "too small"),
+        (vec!["latency", "--size", "12q"], "unknown unit"),
+        (vec!["latency", "--proto", "sctp"], "invalid value 'sctp'"),
+        (vec!["latency", "--proto", "udp", "--size", "8"], "12-byte probe header"),
+        (vec!["latency", "--proto", "udp", "--size", "65508"], "at most 65507 bytes over IPv4"),
+        (vec!["latency", "--sessions", "0"], "at least 1"),
+        (vec!["latency", "--duration", "soon"], "not a number"),
+        (vec!["connect", "--proto", "udp"], "use --proto tcp or unix"),
+        (vec!["latency", "--key-file", "/nonexistent/key"], "could not read key file"),
+        (vec!["latency", "somehost", "--proto", "unix"], "not by host"),
+    ] {
+        linkperf().args(&args).assert().code(2).stderr(contains(reason));
+    }
+}
+
+#[test]
+fn an_unknown_host_is_a_clear_error() {
+    linkperf()
+        .args(["latency", "no-such-host.invalid"])
+        .assert()
+        .code(1)
+        .stderr(contains("could not resolve host 'no-such-host.invalid'"));
+}
+
+#[test]
+fn a_refused_port_names_the_address_and_hints() {
+    let port = free_port();
+    linkperf()
+        .args(["latency", "127.0.0.1", "-p", &port.to_string()])
+        .assert()
+        .code(1)
+        .stderr(contains(format!("could not connect to responder at 127.0.0.1:{port}")))
+        .stderr(contains("hint: is `linkperf serve` running"));
+}
+
+#[test]
+fn a_port_in_use_is_a_clear_error() {
+    let server = Server::start(&[]);
+    linkperf()
+        .args(["serve", "--bind", "127.0.0.1", "--port", &server.port_arg()])
+        .assert()
+        .code(1)
+        .stderr(contains("could not listen on 127.0.0.1"))
+        .stderr(contains("hint: another program uses that port"));
+}
+
+#[test]
+fn a_wrong_or_missing_key_is_refused_and_the_right_one_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let (good, bad) = (dir.path().join("good"), dir.path().join("bad"));
+    std::fs::write(&good, "s3cret\n").unwrap();
+    std::fs::write(&bad, "guess\n").unwrap();
+    let server = Server::start(&["--key-file", good.to_str().unwrap()]);
+    let port = server.port_arg();
+    let run = |key: Option<&std::path::Path>| {
+        let mut command = linkperf();
+        command.args(["latency", "127.0.0.1", "-p", &port, "-n", "20"]);
+        if let Some(key) = key {
+            command.arg("--key-file").arg(key);
+        }
+        command.assert()
+    };
+    run(Some(&good)).success();
+    run(Some(&bad)).code(1).stderr(contains("authentication failed: wrong key"));
+    run(None).code(1).stderr(contains("requires a shared key"));
+}
+
+#[test]
+fn garbage_on_the_port_is_logged_and_the_responder_keeps_serving() {
+    let server = Server::start(&[]);
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    assert!(server.wait_for_log("not a linkperf peer", Duration::from_secs(5)), "{:?}", server.log.lock().unwrap());
+    // An oversized frame on a control connection: refused with an error frame, session closed.
+    let mut control = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    control.write_all(&[b'L', b'K', b'P', b'F', 0, 1, 1, 0, 0, 0, 0, 0]).unwrap();
+    control.write_all(&u32::MAX.to_be_bytes()).unwrap();
+    control.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut reply = Vec::new();
+    let _ = control.read_to_end(&mut reply);
+    assert!(String::from_utf8_lossy(&reply).contains("exceeds the maximum"), "{reply:?}");
+    linkperf().args(["latency", "127.0.0.1", "-p", &server.port_arg(), "-n", "20"]).assert().success();
+}
+
+#[test]
+fn a_killed_responder_ends_the_run_with_what_was_measured() {
+    let mut server = Server::start(&[]);
+    let port = server.port_arg();
+    let client = std::thread::spawn(move || {
+        linkperf()
+            .args(["latency", "127.0.0.1", "-p", &port, "--size", "64,128", "--duration", "2s", "--json"])
+            .output()
+    });
+    std::thread::sleep(Duration::from_millis(700));
+    server.child.kill().unwrap();
+    let output = client.join().unwrap().expect("runs");
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("stopped early"));
+    let result = json(&output.stdout);
+    assert_eq!(result["status"]["state"], "partial");
+    let first = &result["series"][0];
+    assert_eq!(first["complete"], false);
+    assert!(first["summary"]["count"].as_u64().unwrap() > 0, "what was measured is kept");
+}
+
+#[test]
+fn a_killed_client_leaves_the_responder_serving_others() {
+    let server = Server::start(&[]);
+    let mut client = std::process::Command::new(common::binary())
+        .args(["latency", "127.0.0.1", "-p", &server.port_arg(), "--duration", "30s", "--sessions", "2"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    client.kill().unwrap();
+    client.wait().unwrap();
+    linkperf().args(["latency", "127.0.0.1", "-p", &server.port_arg(), "-n", "50"]).assert().success();
+    assert!(server.wait_for_log("closed by client", Duration::from_secs(5)), "{:?}", server.log.lock().unwrap());
+}
+
+#[test]
+fn limits_of_the_responder_are_reported_to_the_client() {
+    let server = Server::start(&["--max-duration", "1s", "--max-size", "1k"]);
+    let port = server.port_arg();
+    linkperf()
+        .args(["latency", "127.0.0.1", "-p", &port, "--duration", "5s"])
+        .assert()
+        .code(1)
+        .stderr(contains("allows at most 1 s"));
+    linkperf()
+        .args(["latency", "127.0.0.1", "-p", &port, "--size", "4k", "-n", "10"])
+        .assert()
+        .code(1)
+        .stderr(contains("exceed this responder's limit of 1024 bytes"));
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}

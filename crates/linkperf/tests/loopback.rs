@@ -1,0 +1,128 @@
+//! Every test over every transport on loopback, against the embedded responder and a real `serve`.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+mod common;
+
+use common::{json, linkperf, Server};
+
+#[test]
+fn tcp_latency_reports_every_size_with_the_counts_asked() {
+    let output = linkperf()
+        .args(["latency", "--size", "1,64,1k,64k", "-n", "200", "--warmup", "5", "--json"])
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let result = json(&output.stdout);
+    assert_eq!(result["schema_version"], 1);
+    assert_eq!(result["status"]["state"], "complete");
+    let series = result["series"].as_array().expect("series");
+    let sizes: Vec<u64> = series.iter().map(|s| s["size_bytes"].as_u64().expect("size")).collect();
+    assert_eq!(sizes, vec![1, 64, 1024, 65536]);
+    for s in series {
+        let summary = &s["summary"];
+        assert_eq!(summary["count"], 200);
+        let (min, p50, max) = (
+            summary["min_us"].as_f64().unwrap(),
+            summary["p50_us"].as_f64().unwrap(),
+            summary["max_us"].as_f64().unwrap(),
+        );
+        assert!(0.0 < min && min <= p50 && p50 <= max, "{summary}");
+        assert!(s["transactions_per_s"].as_f64().unwrap() > 0.0);
+        assert!(!s["histogram"].as_str().unwrap().is_empty());
+    }
+    assert!(!result["endpoints"]["responder"]["hostname"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn udp_latency_counts_no_loss_on_loopback() {
+    let output = linkperf()
+        .args(["latency", "--proto", "udp", "--size", "12,1k,16k", "-n", "300", "--wait", "spin", "--json"])
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    for s in json(&output.stdout)["series"].as_array().unwrap() {
+        assert_eq!(s["summary"]["count"].as_u64().unwrap() + s["lost"].as_u64().unwrap(), 300);
+    }
+}
+
+#[test]
+fn unix_latency_runs_several_sessions_and_aggregates_them() {
+    let output = linkperf()
+        .args(["latency", "--proto", "unix", "--sessions", "3", "-n", "100", "--json"])
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let result = json(&output.stdout);
+    let series = result["series"].as_array().unwrap();
+    assert_eq!(series.len(), 4, "aggregate and three sessions");
+    assert!(series[0]["session"].is_null());
+    assert_eq!(series[0]["summary"]["count"], 300);
+    for (i, s) in series[1..].iter().enumerate() {
+        assert_eq!(s["session"], i as u64 + 1);
+        assert_eq!(s["summary"]["count"], 100);
+    }
+}
+
+#[test]
+fn open_loop_latency_keeps_its_schedule() {
+    // 200 requests at 1000/s take 0.2 s by the schedule; a closed loop on loopback would take a few ms.
+    let output = linkperf().args(["latency", "--rate", "1k", "-n", "200", "--json"]).output().expect("runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let series = &json(&output.stdout)["series"][0];
+    let elapsed = series["elapsed_s"].as_f64().unwrap();
+    assert!((0.195..1.0).contains(&elapsed), "elapsed {elapsed}");
+}
+
+#[test]
+fn duration_bounds_a_series() {
+    let started = std::time::Instant::now();
+    let output = linkperf().args(["latency", "--duration", "300ms", "--json"]).output().expect("runs");
+    assert!(output.status.success());
+    let elapsed = json(&output.stdout)["series"][0]["elapsed_s"].as_f64().unwrap();
+    assert!((0.3..0.5).contains(&elapsed), "elapsed {elapsed}");
+    assert!(started.elapsed().as_secs_f64() < 10.0);
+}
+
+#[test]
+fn connect_measures_every_connection() {
+    for proto in ["tcp", "unix"] {
+        let output = linkperf().args(["connect", "--proto", proto, "-n", "200", "--json"]).output().expect("runs");
+        assert!(output.status.success(), "{proto}: {}", String::from_utf8_lossy(&output.stderr));
+        let result = json(&output.stdout);
+        assert_eq!(result["parameters"]["test"], "connect");
+        assert_eq!(result["series"][0]["summary"]["count"], 200);
+    }
+}
+
+#[test]
+fn table_and_csv_name_their_units() {
+    let table = linkperf().args(["latency", "-n", "50"]).output().expect("runs");
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("round-trip times in µs"), "{text}");
+    assert!(text.contains("p50(typ)"), "{text}");
+    let csv = linkperf().args(["latency", "-n", "50", "--csv"]).output().expect("runs");
+    let text = String::from_utf8_lossy(&csv.stdout);
+    assert!(text.starts_with("test,proto,size_bytes,session,count,min_us"), "{text}");
+    assert_eq!(text.lines().count(), 2);
+}
+
+#[test]
+fn a_real_responder_serves_every_proto_and_logs_each_session() {
+    let socket = tempfile::tempdir().unwrap();
+    let path = socket.path().join("lp.sock");
+    let server = Server::start(&["--unix", path.to_str().unwrap()]);
+    for proto in ["tcp", "udp"] {
+        let output = linkperf()
+            .args(["latency", "127.0.0.1", "-p", &server.port_arg(), "--proto", proto, "-n", "100", "--json"])
+            .output()
+            .expect("runs");
+        assert!(output.status.success(), "{proto}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let output = linkperf()
+        .args(["latency", "--unix", path.to_str().unwrap(), "--proto", "unix", "-n", "100"])
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(server.wait_for_log("1 tests", std::time::Duration::from_secs(5)), "{:?}", server.log.lock().unwrap());
+}

@@ -1,0 +1,135 @@
+//! `ControlClient`: the client side of a control session (hello, authentication, test requests).
+
+use std::time::Duration;
+
+use linkperf_core::HostFacts;
+use linkperf_proto::auth::{self, Side};
+use linkperf_proto::{read_frame, write_frame, Message, Preamble, Role, TestRequest};
+use socket2::Socket;
+
+use crate::host::local_host_facts;
+use crate::{NetError, Target};
+
+/// How long the client waits for any control reply.
+pub const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// An open, greeted (and if required, authenticated) control session.
+pub struct ControlClient {
+    socket: Socket,
+    target: Target,
+    responder: HostFacts,
+}
+
+impl ControlClient {
+    /// Connects, exchanges hellos and, when the responder asks, proves knowledge of `key`.
+    pub fn connect(target: &Target, key: Option<&[u8]>, timeout: Duration) -> Result<Self, NetError> {
+        let socket = target.connect_stream(timeout)?;
+        socket.set_read_timeout(Some(CONTROL_TIMEOUT)).map_err(|e| NetError::io("setting a read timeout", e))?;
+        let mut client = Self { socket, target: target.clone(), responder: HostFacts::default() };
+        client.greet(key)?;
+        Ok(client)
+    }
+
+    /// The responder's host facts, from its welcome.
+    pub fn responder(&self) -> &HostFacts {
+        &self.responder
+    }
+
+    /// The target this session talks to.
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// Asks for a test; returns its token.
+    pub fn request(&mut self, request: TestRequest) -> Result<u32, NetError> {
+        self.send(&Message::TestRequest(request))?;
+        match self.receive()? {
+            Message::TestAccepted { token } => Ok(token),
+            other => Err(unexpected("test_accepted", &other)),
+        }
+    }
+
+    /// Tells the responder a test is finished, so it releases the token.
+    pub fn done(&mut self, token: u32) -> Result<(), NetError> {
+        self.send(&Message::TestDone { token })
+    }
+
+    /// After a data connection failed: the responder's explanation, if it sent one within a moment.
+    pub fn pending_error(&mut self) -> Option<NetError> {
+        self.socket.set_read_timeout(Some(Duration::from_millis(300))).ok()?;
+        match read_frame(&mut &self.socket) {
+            Ok(Message::Error { code, message }) => Some(NetError::Refused { code, message }),
+            _ => None,
+        }
+    }
+
+    fn greet(&mut self, key: Option<&[u8]>) -> Result<(), NetError> {
+        (&self.socket)
+            .write_all_preamble(&Preamble::new(Role::Control, 0))
+            .map_err(|e| NetError::io(format!("sending hello to {}", self.target.describe()), e))?;
+        let nonce = auth::nonce_from(&crate::random_bytes());
+        let hello = Message::Hello { software: crate::software(), host: local_host_facts(), nonce: nonce.clone() };
+        self.send(&hello)?;
+        let challenge = match self.receive()? {
+            Message::Welcome { host, challenge, .. } => {
+                self.responder = host;
+                challenge
+            }
+            other => return Err(unexpected("welcome", &other)),
+        };
+        match (challenge, key) {
+            (None, _) => Ok(()),
+            (Some(_), None) => Err(NetError::Auth(
+                "the responder requires a shared key: pass the same --key-file as the responder".into(),
+            )),
+            (Some(challenge), Some(key)) => self.authenticate(key, &challenge, &nonce),
+        }
+    }
+
+    fn authenticate(&mut self, key: &[u8], challenge: &str, nonce: &str) -> Result<(), NetError> {
+        self.send(&Message::Auth { proof: auth::proof(key, Side::Client, challenge, nonce) })?;
+        match self.receive()? {
+            Message::AuthOk { proof } if auth::verify(key, Side::Server, challenge, nonce, &proof) => Ok(()),
+            Message::AuthOk { .. } => {
+                Err(NetError::Auth("the responder could not prove it holds the shared key: wrong responder?".into()))
+            }
+            other => Err(unexpected("auth_ok", &other)),
+        }
+    }
+
+    fn send(&mut self, message: &Message) -> Result<(), NetError> {
+        write_frame(&mut &self.socket, message).map_err(NetError::from)
+    }
+
+    fn receive(&mut self) -> Result<Message, NetError> {
+        match read_frame(&mut &self.socket) {
+            Ok(Message::Error { code, message }) => match code {
+                linkperf_proto::ErrorCode::AuthFailed => {
+                    Err(NetError::Auth(format!("authentication failed: {message}")))
+                }
+                _ => Err(NetError::Refused { code, message }),
+            },
+            Ok(message) => Ok(message),
+            Err(e) if e.is_timeout() => {
+                Err(NetError::Timeout { what: "control reply".into(), timeout_s: CONTROL_TIMEOUT.as_secs_f64() })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// Writing a preamble on any writer.
+pub(crate) trait WritePreamble {
+    /// Writes the 12 preamble bytes.
+    fn write_all_preamble(self, preamble: &Preamble) -> std::io::Result<()>;
+}
+
+impl<W: std::io::Write> WritePreamble for W {
+    fn write_all_preamble(mut self, preamble: &Preamble) -> std::io::Result<()> {
+        self.write_all(&preamble.encode())
+    }
+}
+
+fn unexpected(expected: &str, got: &Message) -> NetError {
+    NetError::Protocol(linkperf_proto::ProtoError::Malformed(format!("expected {expected}, got {got:?}")))
+}

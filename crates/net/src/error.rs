@@ -1,0 +1,75 @@
+//! `NetError`: why a test or the responder could not do what was asked.
+
+use linkperf_proto::{ErrorCode, ProtoError};
+
+/// A failure while running a test or serving one. Messages name what was attempted.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    /// The host name did not resolve.
+    #[error("could not resolve host '{host}': {source}")]
+    Resolve {
+        /// The name.
+        host: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Connecting failed.
+    #[error("could not connect to responder at {address}: {source}")]
+    Connect {
+        /// Where.
+        address: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Binding a listening socket failed.
+    #[error("could not listen on {address}: {source}")]
+    Bind {
+        /// Where.
+        address: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The responder refused a request or reported a failure.
+    #[error("responder refused: {message}")]
+    Refused {
+        /// Category.
+        code: ErrorCode,
+        /// The responder's explanation.
+        message: String,
+    },
+    /// The responder requires a key and none was given, or the keys differ.
+    #[error("{0}")]
+    Auth(String),
+    /// The peer broke the protocol or the control connection failed.
+    #[error("control protocol: {0}")]
+    Protocol(#[from] ProtoError),
+    /// A reply did not come in time.
+    #[error("no reply within {timeout_s} s ({what})")]
+    Timeout {
+        /// What was awaited.
+        what: String,
+        /// The timeout.
+        timeout_s: f64,
+    },
+    /// The peer closed the data connection.
+    #[error("the responder closed the data connection{0}")]
+    PeerClosed(String),
+    /// Any other I/O failure, with what was being done.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// The request is impossible as asked (the message says why).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl NetError {
+    /// Wraps an I/O error with what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        NetError::Io { context: context.into(), source }
+    }
+}

@@ -1,0 +1,62 @@
+//! Reads this host's facts (name, kernel, CPU) from the running system, for the result's endpoints.
+//!
+//! Anything unreadable becomes `unknown` rather than an error: facts describe a result, they never stop one.
+
+use linkperf_core::HostFacts;
+
+/// Facts about the host this process runs on.
+pub fn local_host_facts() -> HostFacts {
+    HostFacts { hostname: hostname(), kernel: kernel(), cpu_model: cpu_model(), cpus: cpus() }
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+fn hostname() -> String {
+    read_trimmed("/proc/sys/kernel/hostname").or_else(|| read_trimmed("/etc/hostname")).unwrap_or_else(unknown)
+}
+
+fn kernel() -> String {
+    let os = read_trimmed("/proc/sys/kernel/ostype").unwrap_or_else(|| std::env::consts::OS.to_string());
+    match read_trimmed("/proc/sys/kernel/osrelease") {
+        Some(release) => format!("{os} {release}"),
+        None => os,
+    }
+}
+
+fn cpu_model() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    // x86 names it "model name"; many ARM kernels give "Hardware" or "Processor" or only "CPU part".
+    ["model name", "Hardware", "Processor", "cpu model"]
+        .iter()
+        .find_map(|key| {
+            cpuinfo.lines().find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                (name.trim() == *key && !value.trim().is_empty()).then(|| value.trim().to_string())
+            })
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+fn cpus() -> u32 {
+    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
+}
+
+fn unknown() -> String {
+    "unknown".to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_facts_are_filled_in() {
+        let facts = local_host_facts();
+        assert!(!facts.hostname.is_empty());
+        assert!(!facts.kernel.is_empty());
+        assert!(!facts.cpu_model.is_empty());
+        assert!(facts.cpus >= 1);
+    }
+}

@@ -1,0 +1,347 @@
+//! The request/response latency driver: one series per message size, over one or more concurrent sessions.
+//!
+//! Round-trip times are taken with the monotonic clock around each exchange. In open loop (`rate_per_s`)
+//! each exchange has an intended start on a fixed schedule and its time is measured from that intended start,
+//! so a stall delays the following requests and shows in their times instead of being hidden (no coordinated
+//! omission). Figures are defined in docs/metrics.md.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use linkperf_core::run_result::SeriesCounters;
+use linkperf_core::{HostFacts, LatencySpec, Proto, RttHistogram, Series, StopCondition};
+use linkperf_proto::limits::{MAX_UDP_PAYLOAD_IPV4, MAX_UDP_PAYLOAD_IPV6};
+use linkperf_proto::{Preamble, Role, TestRequest, PROBE_HEADER_BYTES};
+
+use crate::control::WritePreamble;
+use crate::observer::{Observer, ProgressUnit};
+use crate::transport::stream::StreamPingPong;
+use crate::transport::udp::UdpPingPong;
+use crate::transport::{Exchange, PingPong};
+use crate::{ControlClient, NetError, Target};
+
+/// How often a measuring thread reports progress.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+/// What a latency run measured, including when it stopped early.
+pub struct LatencyRun {
+    /// The responder's facts.
+    pub responder: HostFacts,
+    /// Every series measured, in order (aggregate first, then per session when there are several).
+    pub series: Vec<Series>,
+    /// What stopped the run early, if anything.
+    pub error: Option<NetError>,
+}
+
+/// Runs a latency test. Fails outright only if nothing could be measured (connection, refusal); later
+/// failures are returned in `LatencyRun::error` beside what was measured. `on_series` sees each series as
+/// soon as it is complete.
+pub fn run_latency(
+    target: &Target,
+    key: Option<&[u8]>,
+    spec: &LatencySpec,
+    observer: &dyn Observer,
+    on_series: &mut dyn FnMut(&Series),
+) -> Result<LatencyRun, NetError> {
+    check_spec(target, spec)?;
+    let timeout = Duration::from_secs_f64(spec.timeout_s);
+    let mut control = ControlClient::connect(target, key, timeout)?;
+    let max_size = spec.sizes_bytes.iter().copied().max().unwrap_or(0);
+    let token = control.request(TestRequest::Latency {
+        proto: spec.proto,
+        max_message_bytes: max_size,
+        sessions: spec.sessions,
+        wait: spec.wait,
+        planned_duration_s: planned_duration(spec),
+    })?;
+    let mut channels = open_channels(target, spec, token, max_size as usize)?;
+    let mut run = LatencyRun { responder: control.responder().clone(), series: Vec::new(), error: None };
+    for &size in &spec.sizes_bytes {
+        let outcome = measure_size(&mut channels, size as usize, spec, observer);
+        for series in outcome.series {
+            on_series(&series);
+            run.series.push(series);
+        }
+        if let Some(error) = outcome.error {
+            run.error = Some(control.pending_error().unwrap_or(error));
+            return Ok(run);
+        }
+    }
+    let _ = control.done(token);
+    Ok(run)
+}
+
+fn check_spec(target: &Target, spec: &LatencySpec) -> Result<(), NetError> {
+    match (spec.proto, target) {
+        (Proto::Unix, Target::Inet(_)) => {
+            return Err(NetError::Invalid("--proto unix needs a Unix socket path (--unix PATH), not a host".into()))
+        }
+        (Proto::Tcp | Proto::Udp, Target::Unix(_)) => {
+            return Err(NetError::Invalid(format!(
+                "--proto {} needs a host, not a Unix socket path",
+                spec.proto.name()
+            )))
+        }
+        _ => {}
+    }
+    if let (Proto::Udp, Target::Inet(address)) = (spec.proto, target) {
+        let largest = if address.is_ipv4() { MAX_UDP_PAYLOAD_IPV4 } else { MAX_UDP_PAYLOAD_IPV6 };
+        if let Some(&big) = spec.sizes_bytes.iter().find(|&&s| s > largest) {
+            let family = if address.is_ipv4() { "IPv4" } else { "IPv6" };
+            return Err(NetError::Invalid(format!(
+                "a UDP message of {big} bytes does not fit in one datagram: at most {largest} bytes over {family}"
+            )));
+        }
+        if let Some(&small) = spec.sizes_bytes.iter().find(|&&s| (s as usize) < PROBE_HEADER_BYTES) {
+            return Err(NetError::Invalid(format!(
+                "a UDP message of {small} bytes cannot hold the {PROBE_HEADER_BYTES}-byte probe header: use --size {PROBE_HEADER_BYTES} or more"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The planned length in seconds, when the stop condition makes it known.
+fn planned_duration(spec: &LatencySpec) -> Option<f64> {
+    match spec.stop {
+        StopCondition::DurationS(s) => Some(s * spec.sizes_bytes.len() as f64),
+        StopCondition::Count(n) => {
+            spec.rate_per_s.map(|rate| (n + spec.warmup) as f64 / rate * spec.sizes_bytes.len() as f64)
+        }
+    }
+}
+
+fn open_channels(
+    target: &Target,
+    spec: &LatencySpec,
+    token: u32,
+    max_size: usize,
+) -> Result<Vec<Box<dyn PingPong>>, NetError> {
+    let timeout = Duration::from_secs_f64(spec.timeout_s);
+    (0..spec.sessions)
+        .map(|_| -> Result<Box<dyn PingPong>, NetError> {
+            match (spec.proto, target) {
+                (Proto::Udp, Target::Inet(address)) => {
+                    let socket = connect_udp(*address)?;
+                    Ok(Box::new(UdpPingPong::new(socket, token, spec.wait, timeout, max_size)?))
+                }
+                _ => {
+                    let socket = target.connect_stream(timeout)?;
+                    (&socket)
+                        .write_all_preamble(&Preamble::new(Role::Data, token))
+                        .map_err(|e| NetError::io("opening a data connection", e))?;
+                    Ok(Box::new(StreamPingPong::new(socket, spec.wait, timeout, max_size)?))
+                }
+            }
+        })
+        .collect()
+}
+
+fn connect_udp(address: SocketAddr) -> Result<UdpSocket, NetError> {
+    let local: SocketAddr =
+        if address.is_ipv6() { (std::net::Ipv6Addr::UNSPECIFIED, 0).into() } else { ([0, 0, 0, 0], 0).into() };
+    let socket = UdpSocket::bind(local).map_err(|e| NetError::io("opening a UDP socket", e))?;
+    socket.connect(address).map_err(|source| NetError::Connect { address: address.to_string(), source })?;
+    Ok(socket)
+}
+
+/// The series of one message size: the aggregate, then each session's when there are several.
+struct SizeOutcome {
+    series: Vec<Series>,
+    error: Option<NetError>,
+}
+
+fn measure_size(
+    channels: &mut [Box<dyn PingPong>],
+    size: usize,
+    spec: &LatencySpec,
+    observer: &dyn Observer,
+) -> SizeOutcome {
+    let (total, unit) = match spec.stop {
+        StopCondition::Count(n) => (n * channels.len() as u64, ProgressUnit::Transactions),
+        StopCondition::DurationS(s) => ((s * 1000.0) as u64, ProgressUnit::Milliseconds),
+    };
+    observer.phase(&format!("{} B", size), total, unit);
+    let barrier = Barrier::new(channels.len());
+    let results: Vec<SessionOutcome> = std::thread::scope(|scope| {
+        let handles: Vec<_> = channels
+            .iter_mut()
+            .enumerate()
+            .map(|(index, channel)| {
+                let barrier = &barrier;
+                scope.spawn(move || measure_session(channel.as_mut(), size, spec, barrier, observer, index == 0))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| SessionOutcome::panicked())).collect()
+    });
+    combine(size as u64, results)
+}
+
+fn combine(size: u64, results: Vec<SessionOutcome>) -> SizeOutcome {
+    let mut histogram = RttHistogram::new();
+    let mut counters = SeriesCounters { complete: true, ..Default::default() };
+    let mut error = None;
+    for result in &results {
+        histogram.merge(&result.histogram);
+        counters.merge(&result.counters);
+    }
+    let mut series = vec![Series::new(Some(size), None, &histogram, counters)];
+    let several = results.len() > 1;
+    for (index, result) in results.into_iter().enumerate() {
+        if several {
+            series.push(Series::new(Some(size), Some(index as u32 + 1), &result.histogram, result.counters));
+        }
+        error = error.or(result.error);
+    }
+    SizeOutcome { series, error }
+}
+
+/// One session's measurements of one size.
+struct SessionOutcome {
+    histogram: RttHistogram,
+    counters: SeriesCounters,
+    error: Option<NetError>,
+}
+
+impl SessionOutcome {
+    fn panicked() -> Self {
+        Self {
+            histogram: RttHistogram::new(),
+            counters: SeriesCounters::default(),
+            error: Some(NetError::Invalid("a measuring thread failed unexpectedly".into())),
+        }
+    }
+}
+
+fn measure_session(
+    channel: &mut dyn PingPong,
+    size: usize,
+    spec: &LatencySpec,
+    barrier: &Barrier,
+    observer: &dyn Observer,
+    reports_time: bool,
+) -> SessionOutcome {
+    let mut outcome =
+        SessionOutcome { histogram: RttHistogram::new(), counters: SeriesCounters::default(), error: None };
+    let mut sequence = 0u64;
+    let warmed = (0..spec.warmup).try_for_each(|_| {
+        sequence += 1;
+        channel.exchange(size, sequence).map(|_| ())
+    });
+    // Every session waits here exactly once, even after a failed warm-up, so none is left waiting forever.
+    barrier.wait();
+    if let Err(error) = warmed {
+        outcome.error = Some(error);
+        return outcome;
+    }
+    let late_before = channel.late();
+    let mut clock = SeriesClock::start(spec, observer, reports_time);
+    let mut lost = 0u64;
+    let complete = loop {
+        if clock.finished(outcome.histogram.count() + lost) {
+            break true;
+        }
+        sequence += 1;
+        let started = clock.intended_start(outcome.histogram.count() + lost);
+        let result = channel.exchange(size, sequence);
+        let now = Instant::now();
+        match result {
+            Ok(Exchange::Replied) => outcome.histogram.record(now.saturating_duration_since(started).as_nanos() as u64),
+            Ok(Exchange::Lost) => lost += 1,
+            Err(error) => {
+                outcome.error = Some(error);
+                break false;
+            }
+        }
+        clock.tick(now);
+    };
+    outcome.counters =
+        SeriesCounters { lost, late: channel.late() - late_before, elapsed_s: clock.elapsed_s(), complete };
+    outcome
+}
+
+/// The time keeping of one session's series: stop condition, open-loop schedule and progress reports.
+struct SeriesClock<'a> {
+    start: Instant,
+    end: Option<Instant>,
+    count: Option<u64>,
+    interval: Option<Duration>,
+    last: Instant,
+    observer: &'a dyn Observer,
+    reports_time: bool,
+    next_report: Instant,
+    reported: u64,
+    done: u64,
+}
+
+impl<'a> SeriesClock<'a> {
+    fn start(spec: &LatencySpec, observer: &'a dyn Observer, reports_time: bool) -> Self {
+        let start = Instant::now();
+        Self {
+            start,
+            end: spec.stop.duration().map(|d| start + d),
+            count: match spec.stop {
+                StopCondition::Count(n) => Some(n),
+                StopCondition::DurationS(_) => None,
+            },
+            interval: spec.rate_per_s.map(|rate| Duration::from_secs_f64(1.0 / rate)),
+            last: start,
+            observer,
+            reports_time,
+            next_report: start + PROGRESS_EVERY,
+            reported: 0,
+            done: 0,
+        }
+    }
+
+    /// Whether the series is over after `attempts` exchanges.
+    fn finished(&self, attempts: u64) -> bool {
+        self.count.is_some_and(|n| attempts >= n) || self.end.is_some_and(|end| self.last >= end)
+    }
+
+    /// When exchange number `attempt` starts: now in closed loop; its scheduled time in open loop, after
+    /// waiting for it if it is still ahead.
+    fn intended_start(&mut self, attempt: u64) -> Instant {
+        let Some(interval) = self.interval else { return Instant::now() };
+        let due = self.start + interval.mul_f64(attempt as f64);
+        wait_until(due);
+        due
+    }
+
+    /// Notes an exchange (replied or lost) ending at `now`, and reports progress a few times a second.
+    fn tick(&mut self, now: Instant) {
+        self.last = now;
+        self.done += 1;
+        if now >= self.next_report {
+            self.report(now);
+        }
+    }
+
+    fn report(&mut self, now: Instant) {
+        self.next_report = now + PROGRESS_EVERY;
+        let progress = match (self.count, self.reports_time) {
+            (Some(_), _) => self.done,
+            (None, true) => now.duration_since(self.start).as_millis() as u64,
+            (None, false) => return,
+        };
+        self.observer.advance(progress - self.reported);
+        self.reported = progress;
+    }
+
+    fn elapsed_s(&self) -> f64 {
+        self.last.duration_since(self.start).as_secs_f64()
+    }
+}
+
+/// Sleeps most of the way to `due` and spins the rest, since sleeps overshoot by tens of microseconds.
+fn wait_until(due: Instant) {
+    const SPIN_MARGIN: Duration = Duration::from_micros(200);
+    let now = Instant::now();
+    if due > now + SPIN_MARGIN {
+        std::thread::sleep(due - now - SPIN_MARGIN);
+    }
+    while Instant::now() < due {
+        std::hint::spin_loop();
+    }
+}

@@ -1,0 +1,36 @@
+//! Everything in linkperf that touches a socket: the responder, the client side of the control protocol,
+//! the transports and the test drivers.
+//!
+//! Drivers take validated specs from `linkperf-core` and return results in its model; they never format
+//! output or parse command lines. Every blocking call here has a timeout, so no peer can hang a test or the
+//! responder.
+
+pub mod connect;
+pub mod control;
+pub mod error;
+pub mod host;
+pub mod latency;
+pub mod observer;
+pub mod responder;
+pub mod target;
+pub mod transport;
+
+pub use control::ControlClient;
+pub use error::NetError;
+pub use observer::{NoProgress, Observer};
+pub use responder::{Responder, ResponderConfig, ResponderHandle};
+pub use target::Target;
+
+/// Name and version sent in hellos, e.g. `linkperf 0.1.0`.
+pub fn software() -> String {
+    format!("linkperf {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// A fresh random token or nonce source. Failing to get OS randomness is fatal for a responder.
+pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    // getrandom only fails when the OS has no entropy source at all; there is no sensible way to go on.
+    #[allow(clippy::expect_used)]
+    getrandom::getrandom(&mut bytes).expect("the operating system provides random bytes");
+    bytes
+}

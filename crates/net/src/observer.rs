@@ -1,0 +1,25 @@
+//! `Observer`: how drivers report progress without knowing about terminals.
+
+/// Receives progress from a running test. Called from the measuring threads, at most a few times per second
+/// per thread, never per transaction.
+pub trait Observer: Sync {
+    /// A new phase starts (e.g. one message size); `total` is its length in transactions or in milliseconds,
+    /// as `unit` says.
+    fn phase(&self, _label: &str, _total: u64, _unit: ProgressUnit) {}
+    /// `done` more units of the current phase are complete.
+    fn advance(&self, _done: u64) {}
+}
+
+/// What an `Observer`'s totals count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressUnit {
+    /// Transactions (count-bounded phases).
+    Transactions,
+    /// Milliseconds (time-bounded phases).
+    Milliseconds,
+}
+
+/// An observer that ignores everything.
+pub struct NoProgress;
+
+impl Observer for NoProgress {}

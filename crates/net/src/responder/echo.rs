@@ -1,0 +1,199 @@
+//! The data side of the responder: reading each connection's preamble, echoing stream bytes and UDP
+//! datagrams of running tests, and answering connection probes.
+//!
+//! Echo is transport-level: whatever arrives is sent straight back, so the client's round trip covers
+//! exactly its message and the reply, and the responder needs no knowledge of message sizes.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::UdpSocket;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use linkperf_core::{Proto, WaitMode};
+use linkperf_proto::{ErrorCode, Message, Preamble, ProbeHeader, ProtoError, Role, PREAMBLE_BYTES};
+use socket2::Socket;
+
+use super::registry::TestKind;
+use super::Shared;
+
+/// How long the accept thread waits for a preamble before handing the connection to a thread of its own.
+const INLINE_PREAMBLE_WAIT: Duration = Duration::from_millis(20);
+/// How long any connection may take to send its preamble.
+const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often idle data threads check that their test is still running.
+const LIVENESS_TICK: Duration = Duration::from_millis(250);
+/// Largest single read when echoing.
+const ECHO_BUFFER_BYTES: usize = 256 * 1024;
+
+/// Reads a new connection's preamble and serves it. Runs on the accept thread: well-behaved clients send
+/// their preamble with the connection, so it is usually read at once; a slow one is moved to a thread.
+pub(super) fn dispatch(socket: Socket, peer: String, shared: &Arc<Shared>) {
+    let mut bytes = [0u8; PREAMBLE_BYTES];
+    let _ = socket.set_read_timeout(Some(INLINE_PREAMBLE_WAIT));
+    let filled = read_some(&socket, &mut bytes, 0);
+    if filled == PREAMBLE_BYTES {
+        return route(socket, peer, &bytes, shared);
+    }
+    let shared = shared.clone();
+    let _ = super::spawn_named("preamble", move || {
+        let _ = socket.set_read_timeout(Some(PREAMBLE_TIMEOUT));
+        if read_some(&socket, &mut bytes, filled) == PREAMBLE_BYTES {
+            route(socket, peer, &bytes, &shared);
+        } else {
+            log(&shared, &format!("connection from {peer} sent no preamble; closed"));
+        }
+    });
+}
+
+/// Fills `bytes` from `filled` on, until full, closed, failed or timed out; returns how many are filled.
+fn read_some(mut socket: &Socket, bytes: &mut [u8], mut filled: usize) -> usize {
+    while filled < bytes.len() {
+        match socket.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    filled
+}
+
+fn route(socket: Socket, peer: String, bytes: &[u8; PREAMBLE_BYTES], shared: &Arc<Shared>) {
+    let proto = if socket.local_addr().ok().and_then(|a| a.as_socket()).is_some() { Proto::Tcp } else { Proto::Unix };
+    match Preamble::decode(bytes) {
+        Ok(Preamble { role: Role::Control, .. }) => {
+            let shared = shared.clone();
+            let _ = super::spawn_named("session", move || super::session::run(socket, peer, &shared));
+        }
+        Ok(Preamble { role: Role::ConnectProbe, token, .. }) => answer_probe(&socket, token, proto, shared),
+        Ok(Preamble { role: Role::Data, token, .. }) => {
+            let shared = shared.clone();
+            let _ = super::spawn_named("echo", move || echo_stream(socket, token, proto, &shared));
+        }
+        Err(e @ ProtoError::VersionMismatch { .. }) => {
+            log(shared, &format!("connection from {peer}: {e}; closed"));
+            let message = Message::Error {
+                code: ErrorCode::VersionMismatch,
+                message: format!("{e}: run the same linkperf version on both ends"),
+            };
+            let _ = linkperf_proto::write_frame(&mut &socket, &message);
+        }
+        Err(e) => log(shared, &format!("connection from {peer}: {e}; closed")),
+    }
+}
+
+fn answer_probe(mut socket: &Socket, token: u32, proto: Proto, shared: &Shared) {
+    match shared.registry.attach_stream(token, proto, Instant::now()) {
+        Ok(entry) if entry.kind == TestKind::ConnectProbe => {
+            let _ = socket.write_all(&[1]);
+        }
+        _ => {}
+    }
+    // Dropping the socket closes it: the probe's response is this one byte.
+}
+
+fn echo_stream(socket: Socket, token: u32, proto: Proto, shared: &Shared) {
+    let entry = match shared.registry.attach_stream(token, proto, Instant::now()) {
+        Ok(entry) if entry.kind == TestKind::Echo => entry,
+        _ => return,
+    };
+    let live = || shared.registry.is_live(token, proto, Instant::now());
+    let _ = match entry.wait {
+        WaitMode::Block => echo_blocking(&socket, live),
+        WaitMode::Spin => echo_spinning(&socket, live),
+    };
+}
+
+fn echo_blocking(mut socket: &Socket, live: impl Fn() -> bool) -> std::io::Result<()> {
+    socket.set_read_timeout(Some(LIVENESS_TICK))?;
+    let mut buffer = vec![0u8; ECHO_BUFFER_BYTES];
+    loop {
+        match socket.read(&mut buffer) {
+            Ok(0) => return Ok(()),
+            Ok(n) => socket.write_all(&buffer[..n])?,
+            Err(e) if is_timeout(&e) => {
+                if !live() {
+                    return Ok(());
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn echo_spinning(mut socket: &Socket, live: impl Fn() -> bool) -> std::io::Result<()> {
+    socket.set_nonblocking(true)?;
+    let mut buffer = vec![0u8; ECHO_BUFFER_BYTES];
+    let mut next_check = Instant::now() + LIVENESS_TICK;
+    let mut spins = 0u32;
+    loop {
+        match socket.read(&mut buffer) {
+            Ok(0) => return Ok(()),
+            Ok(n) => write_all_spinning(socket, &buffer[..n])?,
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                // Reading the clock on every empty poll would double its cost; every 1024th is enough.
+                spins = spins.wrapping_add(1);
+                if spins % 1024 == 0 && Instant::now() > next_check {
+                    if !live() {
+                        return Ok(());
+                    }
+                    next_check = Instant::now() + LIVENESS_TICK;
+                }
+                std::hint::spin_loop();
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Writes everything on a non-blocking socket, polling while the send buffer is full.
+pub(crate) fn write_all_spinning(mut socket: &Socket, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match socket.write(bytes) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => std::hint::spin_loop(),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Echoes datagrams of running UDP tests to their sender, forever. Spins while any running UDP test asked
+/// for it, blocks (with a short timeout, to notice that change) otherwise.
+pub(super) fn serve_udp(socket: UdpSocket, shared: &Shared) {
+    let mut buffer = vec![0u8; 65_536];
+    let mut spinning = false;
+    let _ = socket.set_read_timeout(Some(LIVENESS_TICK));
+    loop {
+        match socket.recv_from(&mut buffer) {
+            Ok((n, peer)) => {
+                let datagram = &buffer[..n];
+                let admitted = ProbeHeader::read_from(datagram)
+                    .is_some_and(|h| shared.registry.is_live(h.token, Proto::Udp, Instant::now()));
+                if admitted {
+                    let _ = socket.send_to(datagram, peer);
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::TimedOut => {
+                let should_spin = shared.registry.udp_should_spin();
+                if should_spin != spinning {
+                    spinning = should_spin;
+                    let _ = socket.set_nonblocking(spinning);
+                }
+            }
+            Err(_) => std::hint::spin_loop(),
+        }
+    }
+}
+
+pub(super) fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
+}
+
+pub(super) fn log(shared: &Shared, line: &str) {
+    if shared.config.log {
+        eprintln!("linkperf serve: {line}");
+    }
+}

@@ -1,0 +1,250 @@
+//! `Responder`: the server side of every test, serving many clients at once.
+//!
+//! One TCP listener and one UDP socket share a port (so one firewall opening suffices), and an optional
+//! Unix-domain listener serves local clients. Every connection opens with a preamble naming its role: control
+//! sessions and data connections get a thread each; connection probes are answered on the accept thread
+//! itself, so that connection-establishment latency does not include a thread start. Every read has a
+//! timeout, and a session's tests are released when it ends however it ends.
+
+mod echo;
+mod registry;
+mod session;
+
+use std::net::{Ipv6Addr, SocketAddr, TcpListener, UdpSocket};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::Arc;
+use std::time::Duration;
+
+use linkperf_proto::Limits;
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::NetError;
+use registry::Registry;
+
+/// How a responder is set up.
+#[derive(Debug, Clone)]
+pub struct ResponderConfig {
+    /// TCP and UDP address; port 0 picks a free port (the same for both).
+    pub bind: SocketAddr,
+    /// Also listen on this Unix-domain socket path.
+    pub unix: Option<PathBuf>,
+    /// Pre-shared key that clients must prove they hold.
+    pub key: Option<Vec<u8>>,
+    /// What the responder will serve.
+    pub limits: Limits,
+    /// Print one line per session on stderr.
+    pub log: bool,
+}
+
+impl Default for ResponderConfig {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from((Ipv6Addr::UNSPECIFIED, DEFAULT_PORT)),
+            unix: None,
+            key: None,
+            limits: Limits::default(),
+            log: false,
+        }
+    }
+}
+
+/// The responder's default TCP and UDP port.
+pub const DEFAULT_PORT: u16 = 5250;
+
+/// State shared by every thread of a responder.
+pub(crate) struct Shared {
+    pub config: ResponderConfig,
+    pub registry: Registry,
+    pub active_sessions: AtomicU32,
+    pub next_session: AtomicU64,
+}
+
+/// A bound responder, ready to serve.
+pub struct Responder {
+    tcp: TcpListener,
+    udp: UdpSocket,
+    unix: Option<UnixListener>,
+    shared: Arc<Shared>,
+}
+
+/// A responder serving on background threads. Dropping it removes its Unix socket file; the threads end with
+/// the process.
+pub struct ResponderHandle {
+    address: SocketAddr,
+    unix: Option<PathBuf>,
+}
+
+impl ResponderHandle {
+    /// The TCP/UDP address being served.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The Unix socket path being served, if any.
+    pub fn unix_path(&self) -> Option<&Path> {
+        self.unix.as_deref()
+    }
+}
+
+impl Drop for ResponderHandle {
+    fn drop(&mut self) {
+        if let Some(path) = &self.unix {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+impl Responder {
+    /// Binds every socket. With an unspecified IPv6 address, also serves IPv4 (dual stack) and falls back to
+    /// IPv4 only where IPv6 is disabled.
+    pub fn bind(config: ResponderConfig) -> Result<Self, NetError> {
+        let (tcp, udp) = bind_inet(config.bind)?;
+        let unix = config.unix.as_deref().map(bind_unix).transpose()?;
+        let shared = Shared {
+            config,
+            registry: Registry::default(),
+            active_sessions: AtomicU32::new(0),
+            next_session: AtomicU64::new(1),
+        };
+        Ok(Self { tcp, udp, unix, shared: Arc::new(shared) })
+    }
+
+    /// The bound TCP/UDP address.
+    pub fn address(&self) -> Result<SocketAddr, NetError> {
+        self.tcp.local_addr().map_err(|e| NetError::io("reading the listening address", e))
+    }
+
+    /// Serves forever on background threads and returns at once.
+    pub fn spawn(self) -> Result<ResponderHandle, NetError> {
+        let handle = ResponderHandle { address: self.address()?, unix: self.shared.config.unix.clone() };
+        let Responder { tcp, udp, unix, shared } = self;
+        spawn_named("udp-echo", {
+            let shared = shared.clone();
+            move || echo::serve_udp(udp, &shared)
+        })?;
+        if let Some(unix) = unix {
+            let shared = shared.clone();
+            spawn_named("unix-accept", move || {
+                accept_loop(|| unix.accept().map(|(s, _)| (Socket::from(s), "unix".into())), &shared)
+            })?;
+        }
+        spawn_named("tcp-accept", move || {
+            accept_loop(|| tcp.accept().map(|(s, peer)| (tcp_socket(s), peer.to_string())), &shared)
+        })?;
+        Ok(handle)
+    }
+
+    /// Serves until the process ends.
+    pub fn run(self) -> Result<(), NetError> {
+        let _handle = self.spawn()?;
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+fn tcp_socket(stream: std::net::TcpStream) -> Socket {
+    // Echo replies must leave at once; a failure here only costs latency, so it is not fatal.
+    let _ = stream.set_nodelay(true);
+    Socket::from(stream)
+}
+
+fn accept_loop<F>(mut accept: F, shared: &Arc<Shared>)
+where
+    F: FnMut() -> std::io::Result<(Socket, String)>,
+{
+    loop {
+        match accept() {
+            Ok((socket, peer)) => echo::dispatch(socket, peer, shared),
+            Err(e) => {
+                // Out of descriptors or a transient failure: pause rather than spin, and go on serving.
+                if shared.config.log {
+                    eprintln!("linkperf serve: accept failed: {e}");
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+pub(crate) fn spawn_named<F>(name: &str, body: F) -> Result<(), NetError>
+where
+    F: FnOnce() + Send + 'static,
+{
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(body)
+        .map(|_| ())
+        .map_err(|e| NetError::io(format!("starting the {name} thread"), e))
+}
+
+fn bind_inet(address: SocketAddr) -> Result<(TcpListener, UdpSocket), NetError> {
+    match bind_pair(address) {
+        Err(NetError::Bind { source, .. })
+            if address.ip() == Ipv6Addr::UNSPECIFIED && source.kind() == std::io::ErrorKind::AddrNotAvailable =>
+        {
+            bind_pair(SocketAddr::from(([0, 0, 0, 0], address.port())))
+        }
+        other => other,
+    }
+}
+
+/// Binds TCP, then UDP on the same port. With port 0 the kernel's free TCP port may be taken for UDP, so a
+/// few ports are tried.
+fn bind_pair(address: SocketAddr) -> Result<(TcpListener, UdpSocket), NetError> {
+    let attempts = if address.port() == 0 { 8 } else { 1 };
+    let mut last_error = None;
+    for _ in 0..attempts {
+        let tcp = bind_tcp(address)?;
+        let port = tcp.local_addr().map_err(|e| NetError::io("reading the listening address", e))?.port();
+        match bind_udp(SocketAddr::new(address.ip(), port)) {
+            Ok(udp) => return Ok((tcp, udp)),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| NetError::Invalid("no port could be bound".into())))
+}
+
+fn bind_error(address: SocketAddr, what: &str) -> impl Fn(std::io::Error) -> NetError {
+    let address = format!("{address} ({what})");
+    move |source| NetError::Bind { address: address.clone(), source }
+}
+
+fn bind_tcp(address: SocketAddr) -> Result<TcpListener, NetError> {
+    let error = bind_error(address, "tcp");
+    let socket = Socket::new(Domain::for_address(address), Type::STREAM, Some(Protocol::TCP)).map_err(&error)?;
+    if address.is_ipv6() {
+        socket.set_only_v6(false).map_err(&error)?;
+    }
+    // Restarting a responder must not wait for old connections' TIME_WAIT; this does not let two listeners
+    // share the port.
+    socket.set_reuse_address(true).map_err(&error)?;
+    socket.bind(&address.into()).map_err(&error)?;
+    socket.listen(1024).map_err(&error)?;
+    Ok(socket.into())
+}
+
+fn bind_udp(address: SocketAddr) -> Result<UdpSocket, NetError> {
+    let error = bind_error(address, "udp");
+    let socket = Socket::new(Domain::for_address(address), Type::DGRAM, Some(Protocol::UDP)).map_err(&error)?;
+    if address.is_ipv6() {
+        socket.set_only_v6(false).map_err(&error)?;
+    }
+    socket.bind(&address.into()).map_err(&error)?;
+    Ok(socket.into())
+}
+
+fn bind_unix(path: &Path) -> Result<UnixListener, NetError> {
+    let error = |source| NetError::Bind { address: path.display().to_string(), source };
+    // A stale socket file from a responder that died would block the bind; a live one answers connect.
+    let is_socket = std::fs::symlink_metadata(path).is_ok_and(|m| {
+        use std::os::unix::fs::FileTypeExt;
+        m.file_type().is_socket()
+    });
+    if is_socket && std::os::unix::net::UnixStream::connect(path).is_err() {
+        std::fs::remove_file(path).map_err(error)?;
+    }
+    UnixListener::bind(path).map_err(error)
+}

@@ -1,0 +1,209 @@
+//! One control session on the responder: greeting, authentication, test requests, and clean-up however
+//! the session ends. Logs one line when it ends.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use linkperf_proto::auth::{self, Side};
+use linkperf_proto::{read_frame, write_frame, ErrorCode, Message, ProtoError, TestRequest};
+use socket2::Socket;
+
+use super::echo::log;
+use super::registry::{TestEntry, TestKind};
+use super::Shared;
+use crate::host::local_host_facts;
+
+/// How long a client may take to greet and authenticate.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often the session wakes to check its tests' deadlines.
+const TICK: Duration = Duration::from_secs(1);
+/// A session with no running test and no message for this long is closed.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Grace beyond the responder's maximum duration before a test's traffic is cut.
+const DEADLINE_GRACE: Duration = Duration::from_secs(5);
+
+/// Why a session ended, for its log line.
+type Ending = String;
+
+/// Serves one control connection until it closes, then releases everything it held.
+pub(super) fn run(socket: Socket, peer: String, shared: &Shared) {
+    let id = shared.next_session.fetch_add(1, Ordering::Relaxed);
+    let started = Instant::now();
+    let active = shared.active_sessions.fetch_add(1, Ordering::SeqCst) + 1;
+    let mut session = Session { id, socket, shared, tests: 0, client: String::from("?") };
+    let ending = if active > shared.config.limits.max_sessions {
+        session.refuse(
+            ErrorCode::OverLimit,
+            &format!(
+                "the responder serves at most {} sessions at once; try again later",
+                shared.config.limits.max_sessions
+            ),
+        )
+    } else {
+        session.serve()
+    };
+    shared.registry.release_session(id);
+    shared.active_sessions.fetch_sub(1, Ordering::SeqCst);
+    log(
+        shared,
+        &format!(
+            "session {id} from {peer} ({}): {} tests, {:.1} s, {ending}",
+            session.client,
+            session.tests,
+            started.elapsed().as_secs_f64()
+        ),
+    );
+}
+
+struct Session<'a> {
+    id: u64,
+    socket: Socket,
+    shared: &'a Shared,
+    tests: u32,
+    client: String,
+}
+
+impl Session<'_> {
+    fn serve(&mut self) -> Ending {
+        if let Err(ending) = self.handshake() {
+            return ending;
+        }
+        self.serve_requests()
+    }
+
+    fn handshake(&mut self) -> Result<(), Ending> {
+        let _ = self.socket.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+        let client_nonce = match self.receive()? {
+            Message::Hello { host, nonce, .. } => {
+                self.client = host.hostname;
+                nonce
+            }
+            _ => return Err(self.refuse(ErrorCode::Malformed, "expected hello")),
+        };
+        let challenge = self.shared.config.key.as_ref().map(|_| auth::nonce_from(&crate::random_bytes()));
+        let welcome =
+            Message::Welcome { software: crate::software(), host: local_host_facts(), challenge: challenge.clone() };
+        self.send(&welcome)?;
+        match (&self.shared.config.key, challenge) {
+            (Some(key), Some(challenge)) => self.authenticate(key, &challenge, &client_nonce),
+            _ => Ok(()),
+        }
+    }
+
+    fn authenticate(&mut self, key: &[u8], challenge: &str, client_nonce: &str) -> Result<(), Ending> {
+        match self.receive()? {
+            Message::Auth { proof } if auth::verify(key, Side::Client, challenge, client_nonce, &proof) => {
+                self.send(&Message::AuthOk { proof: auth::proof(key, Side::Server, challenge, client_nonce) })
+            }
+            Message::Auth { .. } => {
+                Err(self.refuse(ErrorCode::AuthFailed, "wrong key: use the same --key-file as the responder"))
+            }
+            _ => Err(self.refuse(ErrorCode::AuthFailed, "this responder requires a shared key (--key-file)")),
+        }
+    }
+
+    fn serve_requests(&mut self) -> Ending {
+        let _ = self.socket.set_read_timeout(Some(TICK));
+        let mut last_message = Instant::now();
+        loop {
+            match read_frame(&mut &self.socket) {
+                Ok(message) => {
+                    last_message = Instant::now();
+                    if let Err(ending) = self.handle(message) {
+                        return ending;
+                    }
+                }
+                Err(e) if e.is_timeout() => {
+                    if let Some(ending) = self.check_time(last_message) {
+                        return ending;
+                    }
+                }
+                Err(ProtoError::Closed) => return "closed by client".into(),
+                Err(e) => return self.refuse_bad_frame(&e),
+            }
+        }
+    }
+
+    fn handle(&mut self, message: Message) -> Result<(), Ending> {
+        match message {
+            Message::TestRequest(request) => self.start_test(request),
+            Message::TestDone { token } => {
+                self.shared.registry.release(self.id, token);
+                Ok(())
+            }
+            other => Err(self.refuse(ErrorCode::Malformed, &format!("unexpected message {other:?}"))),
+        }
+    }
+
+    fn start_test(&mut self, request: TestRequest) -> Result<(), Ending> {
+        if let Err(reason) = self.shared.config.limits.check(&request) {
+            return self.send(&Message::Error { code: ErrorCode::OverLimit, message: reason });
+        }
+        let max_duration = Duration::from_secs_f64(self.shared.config.limits.max_duration_s);
+        let deadline = Instant::now() + max_duration + DEADLINE_GRACE;
+        let entry = match request {
+            TestRequest::Latency { proto, sessions, wait, .. } => TestEntry {
+                session: self.id,
+                proto,
+                kind: TestKind::Echo,
+                wait,
+                deadline,
+                max_streams: sessions,
+                streams: 0,
+            },
+            TestRequest::Connect { proto, .. } => TestEntry {
+                session: self.id,
+                proto,
+                kind: TestKind::ConnectProbe,
+                wait: linkperf_core::WaitMode::Block,
+                deadline,
+                max_streams: u32::MAX,
+                streams: 0,
+            },
+        };
+        let token = self.shared.registry.register(entry);
+        self.tests += 1;
+        self.send(&Message::TestAccepted { token })
+    }
+
+    fn check_time(&mut self, last_message: Instant) -> Option<Ending> {
+        let now = Instant::now();
+        if self.shared.registry.session_overran(self.id, now) {
+            let limit = self.shared.config.limits.max_duration_s;
+            return Some(self.refuse(
+                ErrorCode::OverLimit,
+                &format!("the test ran past this responder's limit of {limit:.0} s (serve --max-duration)"),
+            ));
+        }
+        let idle = now.duration_since(last_message);
+        (idle > IDLE_TIMEOUT && idle > Duration::from_secs_f64(self.shared.config.limits.max_duration_s))
+            .then(|| self.refuse(ErrorCode::OverLimit, "the session was idle too long"))
+    }
+
+    fn receive(&mut self) -> Result<Message, Ending> {
+        match read_frame(&mut &self.socket) {
+            Ok(message) => Ok(message),
+            Err(ProtoError::Closed) => Err("closed by client during the handshake".into()),
+            Err(e) if e.is_timeout() => Err("no handshake in time".into()),
+            Err(e) => Err(self.refuse_bad_frame(&e)),
+        }
+    }
+
+    fn send(&mut self, message: &Message) -> Result<(), Ending> {
+        write_frame(&mut &self.socket, message).map_err(|e| format!("could not reply: {e}"))
+    }
+
+    fn refuse_bad_frame(&mut self, error: &ProtoError) -> Ending {
+        let code = match error {
+            ProtoError::Oversized(_) => ErrorCode::Oversized,
+            _ => ErrorCode::Malformed,
+        };
+        self.refuse(code, &error.to_string())
+    }
+
+    /// Sends an error the client will print, and ends the session with it.
+    fn refuse(&mut self, code: ErrorCode, message: &str) -> Ending {
+        let _ = write_frame(&mut &self.socket, &Message::Error { code, message: message.to_string() });
+        format!("refused: {message}")
+    }
+}

@@ -1,0 +1,24 @@
+//! The linkperf wire protocol: connection preambles, control messages and their framing, authentication
+//! proofs, server limits and the UDP probe header.
+//!
+//! This crate opens no sockets and reads no clock: it encodes and decodes bytes, and works over any
+//! `Read`/`Write`. Callers pass in nonces and times. The protocol is specified in docs/protocol.md; every
+//! change that an older peer could not read bumps [`PROTOCOL_VERSION`].
+
+pub mod auth;
+pub mod error;
+pub mod frame;
+pub mod limits;
+pub mod message;
+pub mod preamble;
+pub mod probe;
+
+pub use error::ProtoError;
+pub use frame::{read_frame, write_frame, MAX_FRAME_BYTES};
+pub use limits::Limits;
+pub use message::{ErrorCode, Message, TestRequest};
+pub use preamble::{Preamble, Role, PREAMBLE_BYTES};
+pub use probe::{ProbeHeader, PROBE_HEADER_BYTES};
+
+/// The protocol version this build speaks.
+pub const PROTOCOL_VERSION: u16 = 1;

@@ -1,0 +1,116 @@
+//! `Limits`: what a responder is willing to serve, and the check of a request against it.
+
+use linkperf_core::Proto;
+
+use crate::TestRequest;
+
+/// A responder's limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Most control sessions served at once.
+    pub max_sessions: u32,
+    /// Longest test, in seconds; the responder ends a test's data traffic after this.
+    pub max_duration_s: f64,
+    /// Largest message, in bytes.
+    pub max_message_bytes: u64,
+    /// Most data connections (or UDP sockets) in one test.
+    pub max_streams_per_test: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { max_sessions: 64, max_duration_s: 3600.0, max_message_bytes: 16 << 20, max_streams_per_test: 128 }
+    }
+}
+
+/// The largest UDP payload over IPv4 (65535 - 20 IP - 8 UDP).
+pub const MAX_UDP_PAYLOAD_IPV4: u64 = 65_507;
+/// The largest UDP payload over IPv6 without jumbograms (65535 - 8 UDP).
+pub const MAX_UDP_PAYLOAD_IPV6: u64 = 65_527;
+
+impl Limits {
+    /// Checks a request; the error text is sent to the client as is.
+    pub fn check(&self, request: &TestRequest) -> Result<(), String> {
+        let planned = match request {
+            TestRequest::Latency { planned_duration_s, .. } | TestRequest::Connect { planned_duration_s, .. } => {
+                *planned_duration_s
+            }
+        };
+        if let Some(planned) = planned.filter(|&p| p > self.max_duration_s) {
+            return Err(format!(
+                "the test would run {planned:.0} s, this responder allows at most {:.0} s (serve --max-duration)",
+                self.max_duration_s
+            ));
+        }
+        match request {
+            TestRequest::Latency { proto, max_message_bytes, sessions, .. } => {
+                self.check_latency(*proto, *max_message_bytes, *sessions)
+            }
+            TestRequest::Connect { proto, .. } if !proto.is_connection_oriented() => {
+                Err(format!("connect needs a connection-oriented transport, not {}", proto.name()))
+            }
+            TestRequest::Connect { .. } => Ok(()),
+        }
+    }
+
+    fn check_latency(&self, proto: Proto, size: u64, sessions: u32) -> Result<(), String> {
+        if size > self.max_message_bytes {
+            return Err(format!(
+                "messages of {size} bytes exceed this responder's limit of {} bytes",
+                self.max_message_bytes
+            ));
+        }
+        if proto == Proto::Udp && size > MAX_UDP_PAYLOAD_IPV6 {
+            return Err(format!("a UDP datagram carries at most {MAX_UDP_PAYLOAD_IPV6} bytes, not {size}"));
+        }
+        if sessions == 0 || sessions > self.max_streams_per_test {
+            return Err(format!(
+                "{sessions} sessions requested, this responder allows 1 to {}",
+                self.max_streams_per_test
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use linkperf_core::WaitMode;
+
+    fn latency(proto: Proto, size: u64, sessions: u32, planned: Option<f64>) -> TestRequest {
+        TestRequest::Latency {
+            proto,
+            max_message_bytes: size,
+            sessions,
+            wait: WaitMode::Block,
+            planned_duration_s: planned,
+        }
+    }
+
+    #[test]
+    fn requests_within_limits_pass() {
+        assert_eq!(Limits::default().check(&latency(Proto::Tcp, 65536, 16, Some(10.0))), Ok(()));
+    }
+
+    #[test]
+    fn requests_over_limits_are_refused_with_the_limit() {
+        let limits = Limits { max_duration_s: 5.0, max_message_bytes: 1000, ..Limits::default() };
+        let too_long = limits.check(&latency(Proto::Tcp, 64, 1, Some(60.0))).unwrap_err();
+        assert!(too_long.contains("at most 5 s"), "{too_long}");
+        assert!(limits.check(&latency(Proto::Tcp, 1001, 1, None)).unwrap_err().contains("1000 bytes"));
+        assert!(limits.check(&latency(Proto::Tcp, 64, 0, None)).is_err());
+        assert!(limits.check(&latency(Proto::Tcp, 64, 1000, None)).is_err());
+    }
+
+    #[test]
+    fn udp_messages_must_fit_a_datagram() {
+        assert!(Limits::default().check(&latency(Proto::Udp, 65_528, 1, None)).is_err());
+    }
+
+    #[test]
+    fn connect_needs_connections() {
+        let request = TestRequest::Connect { proto: Proto::Udp, planned_duration_s: None };
+        assert!(Limits::default().check(&request).is_err());
+    }
+}

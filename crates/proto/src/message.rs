@@ -1,0 +1,126 @@
+//! `Message`: the control messages, in the order a session uses them.
+//!
+//! ```text
+//! client                                  responder
+//!   Hello { software, host, nonce }  ->
+//!                                    <-   Welcome { software, host, challenge? }
+//!   Auth { proof }                   ->   (only when a challenge was sent)
+//!                                    <-   AuthOk { proof }
+//!   TestRequest                      ->
+//!                                    <-   TestAccepted { token }  |  Error
+//!   ... data connections / datagrams carrying the token ...
+//!   TestDone { token }               ->
+//! ```
+//! Either side may send `Error` at any time; the responder closes the session after sending one.
+
+use linkperf_core::{HostFacts, Proto, WaitMode};
+use serde::{Deserialize, Serialize};
+
+/// A control message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Message {
+    /// The client introduces itself.
+    Hello {
+        /// Software name and version, e.g. `linkperf 0.1.0`.
+        software: String,
+        /// The client's host facts.
+        host: HostFacts,
+        /// A fresh random nonce (hex), used by the responder's proof of the shared key.
+        nonce: String,
+    },
+    /// The responder introduces itself.
+    Welcome {
+        /// Software name and version.
+        software: String,
+        /// The responder's host facts.
+        host: HostFacts,
+        /// A fresh random nonce (hex) when the responder requires a shared key, else absent.
+        challenge: Option<String>,
+    },
+    /// The client's proof that it holds the shared key.
+    Auth {
+        /// HMAC-SHA256 proof, hex (see `auth`).
+        proof: String,
+    },
+    /// The key was accepted; the responder's own proof follows, so the client knows it reached the right
+    /// responder (mutual authentication). Empty when no key is in use.
+    AuthOk {
+        /// HMAC-SHA256 proof, hex, or empty.
+        proof: String,
+    },
+    /// The client asks for a test.
+    TestRequest(TestRequest),
+    /// The responder accepted a test: data connections and datagrams carry this token.
+    TestAccepted {
+        /// Identifies the test's data traffic.
+        token: u32,
+    },
+    /// The client finished a test; the responder releases its token.
+    TestDone {
+        /// The token of the finished test.
+        token: u32,
+    },
+    /// Something went wrong; the text is meant for the user.
+    Error {
+        /// Machine-readable category.
+        code: ErrorCode,
+        /// Human-readable explanation, lowercase, with a hint where one helps.
+        message: String,
+    },
+}
+
+/// What a client asks the responder to serve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "test", rename_all = "snake_case")]
+pub enum TestRequest {
+    /// Ping-pong: the responder echoes every byte (stream) or datagram (UDP) it receives.
+    Latency {
+        /// Transport of the data traffic.
+        proto: Proto,
+        /// Largest message the client will send, in bytes.
+        max_message_bytes: u64,
+        /// Number of data connections (or UDP sockets) the client will use.
+        sessions: u32,
+        /// How the responder should wait for data.
+        wait: WaitMode,
+        /// The test's planned length in seconds, when the client knows it.
+        planned_duration_s: Option<f64>,
+    },
+    /// Connection-establishment probes: the responder answers each with one byte and closes.
+    Connect {
+        /// Transport of the probes.
+        proto: Proto,
+        /// The test's planned length in seconds, when the client knows it.
+        planned_duration_s: Option<f64>,
+    },
+}
+
+impl TestRequest {
+    /// The transport the test's data uses.
+    pub fn proto(&self) -> Proto {
+        match self {
+            TestRequest::Latency { proto, .. } | TestRequest::Connect { proto, .. } => *proto,
+        }
+    }
+}
+
+/// Categories of `Error` messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The peer speaks another protocol version.
+    VersionMismatch,
+    /// A frame could not be decoded, or a message came out of order.
+    Malformed,
+    /// A frame exceeded the maximum size.
+    Oversized,
+    /// The responder requires a key and the proof was missing or wrong.
+    AuthFailed,
+    /// A request exceeds the responder's limits.
+    OverLimit,
+    /// The responder does not offer the requested transport or test.
+    Unsupported,
+    /// Something failed inside the responder.
+    Internal,
+}

@@ -1,0 +1,138 @@
+//! The table rendering for people: a header naming what was measured and how, then one row per series.
+
+use std::io::{self, Write};
+
+use linkperf_core::run_result::Parameters;
+use linkperf_core::units::format_size;
+use linkperf_core::{HostFacts, RunResult, RunStatus, Series};
+
+use crate::Reporter;
+
+/// An aligned text table with a descriptive header.
+pub struct TableReporter;
+
+impl Reporter for TableReporter {
+    fn render(&self, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+        write_header(run, out)?;
+        let rate_label = match run.parameters {
+            Parameters::Latency(_) => "trans/s",
+            Parameters::Connect(_) => "conn/s",
+        };
+        writeln!(
+            out,
+            "{:>6} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>6}",
+            "size",
+            "session",
+            "count",
+            "min",
+            "mean",
+            "stddev",
+            "p50(typ)",
+            "p90",
+            "p99",
+            "p99.9",
+            "max",
+            rate_label,
+            "lost"
+        )?;
+        for series in &run.series {
+            write_row(series, out)?;
+        }
+        write_footer(run, out)
+    }
+}
+
+fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let target = format!("{} ({})", run.target.host, run.target.address);
+    match &run.parameters {
+        Parameters::Latency(spec) => {
+            let sessions =
+                if spec.sessions == 1 { "1 session".to_string() } else { format!("{} sessions", spec.sessions) };
+            let schedule = match spec.rate_per_s {
+                Some(rate) => format!("open loop at {rate} requests/s per session, times from the intended send"),
+                None => "closed loop".to_string(),
+            };
+            writeln!(
+                out,
+                "latency over {} to {target}: wait {}, {sessions}, {schedule}",
+                spec.proto.name(),
+                spec.wait.name()
+            )?;
+            writeln!(out, "round-trip times in µs; request and reply each carry SIZE bytes of payload")?;
+        }
+        Parameters::Connect(spec) => {
+            writeln!(out, "connect over {} to {target}", spec.proto.name())?;
+            writeln!(
+                out,
+                "connection times in µs: connect, send a 12-byte request, receive the first byte of the response"
+            )?;
+        }
+    }
+    writeln!(out, "client:    {}", describe_host(&run.endpoints.client))?;
+    writeln!(out, "responder: {}", describe_host(&run.endpoints.responder))?;
+    writeln!(out)
+}
+
+fn describe_host(host: &HostFacts) -> String {
+    format!("{} ({}, {} x{})", host.hostname, host.kernel, host.cpu_model, host.cpus)
+}
+
+fn write_row(series: &Series, out: &mut dyn Write) -> io::Result<()> {
+    let size = series.size_bytes.map(format_size).unwrap_or_else(|| "-".into());
+    let session = series.session.map(|s| s.to_string()).unwrap_or_else(|| "all".into());
+    let mark = if series.complete { "" } else { " *" };
+    match &series.summary {
+        Some(s) => writeln!(
+            out,
+            "{size:>6} {session:>7} {:>8} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>10.0} {:>6}{mark}",
+            s.count,
+            s.min_us,
+            s.mean_us,
+            s.stddev_us,
+            s.p50_us,
+            s.p90_us,
+            s.p99_us,
+            s.p999_us,
+            s.max_us,
+            series.transactions_per_s,
+            series.lost
+        ),
+        None => writeln!(out, "{size:>6} {session:>7} {:>8} {:>9}{mark}", 0, "no samples"),
+    }
+}
+
+fn write_footer(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let late: u64 = run.series.iter().filter(|s| s.session.is_none()).map(|s| s.late).sum();
+    if late > 0 {
+        writeln!(out, "\n{late} replies arrived after their timeout and were discarded (counted in lost)")?;
+    }
+    if let RunStatus::Partial { error } = &run.status {
+        writeln!(out, "\n* stopped early: {error}")?;
+        writeln!(out, "  the rows above hold what was measured before that")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_matches_snapshot() {
+        let mut out = Vec::new();
+        TableReporter.render(&crate::fixture::latency_run(), &mut out).expect("renders");
+        insta::assert_snapshot!(String::from_utf8_lossy(&out));
+    }
+
+    #[test]
+    fn partial_runs_say_why_they_stopped() {
+        let mut run = crate::fixture::latency_run();
+        run.status = RunStatus::Partial { error: "the responder closed the data connection".into() };
+        run.series[0].complete = false;
+        let mut out = Vec::new();
+        TableReporter.render(&run, &mut out).expect("renders");
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains("stopped early: the responder closed"), "{text}");
+        assert!(text.lines().any(|l| l.ends_with(" *")), "{text}");
+    }
+}
