@@ -14,12 +14,12 @@ use linkperf_core::{HostFacts, LatencySpec, Proto, RttHistogram, Series, StopCon
 use linkperf_proto::limits::{MAX_UDP_PAYLOAD_IPV4, MAX_UDP_PAYLOAD_IPV6};
 use linkperf_proto::{Preamble, Role, TestRequest, PROBE_HEADER_BYTES};
 
-use crate::control::WritePreamble;
 use crate::observer::{Observer, ProgressUnit};
 use crate::transport::stream::StreamPingPong;
 use crate::transport::udp::UdpPingPong;
 use crate::transport::{Exchange, PingPong};
 use crate::{ControlClient, NetError, Target};
+use std::io::Write;
 
 /// How often a measuring thread reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
@@ -51,13 +51,21 @@ pub fn run_latency(
     let token = control.request(TestRequest::Latency {
         proto: spec.proto,
         max_message_bytes: max_size,
-        sessions: spec.sessions,
+        connections: spec.sessions * spec.sizes_bytes.len() as u32,
         wait: spec.wait,
         planned_duration_s: planned_duration(spec),
     })?;
-    let mut channels = open_channels(target, spec, token, max_size as usize)?;
     let mut run = LatencyRun { responder: control.responder().clone(), series: Vec::new(), error: None };
     for &size in &spec.sizes_bytes {
+        // Fresh connections per size: a stream connection announces its message size once, up front.
+        let mut channels = match open_channels(target, spec, token, size as usize) {
+            Ok(channels) => channels,
+            Err(error) if run.series.is_empty() => return Err(error),
+            Err(error) => {
+                run.error = Some(error);
+                return Ok(run);
+            }
+        };
         let outcome = measure_size(&mut channels, size as usize, spec, observer);
         for series in outcome.series {
             on_series(&series);
@@ -116,7 +124,7 @@ fn open_channels(
     target: &Target,
     spec: &LatencySpec,
     token: u32,
-    max_size: usize,
+    size: usize,
 ) -> Result<Vec<Box<dyn PingPong>>, NetError> {
     let timeout = Duration::from_secs_f64(spec.timeout_s);
     (0..spec.sessions)
@@ -124,14 +132,14 @@ fn open_channels(
             match (spec.proto, target) {
                 (Proto::Udp, Target::Inet(address)) => {
                     let socket = connect_udp(*address)?;
-                    Ok(Box::new(UdpPingPong::new(socket, token, spec.wait, timeout, max_size)?))
+                    Ok(Box::new(UdpPingPong::new(socket, token, spec.wait, timeout, size)?))
                 }
                 _ => {
                     let socket = target.connect_stream(timeout)?;
-                    (&socket)
-                        .write_all_preamble(&Preamble::new(Role::Data, token))
-                        .map_err(|e| NetError::io("opening a data connection", e))?;
-                    Ok(Box::new(StreamPingPong::new(socket, spec.wait, timeout, max_size)?))
+                    let mut opening = Preamble::new(Role::Data, token).encode().to_vec();
+                    opening.extend_from_slice(&(size as u32).to_be_bytes());
+                    (&socket).write_all(&opening).map_err(|e| NetError::io("opening a data connection", e))?;
+                    Ok(Box::new(StreamPingPong::new(socket, spec.wait, timeout, size)?))
                 }
             }
         })

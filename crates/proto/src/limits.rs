@@ -13,13 +13,13 @@ pub struct Limits {
     pub max_duration_s: f64,
     /// Largest message, in bytes.
     pub max_message_bytes: u64,
-    /// Most data connections (or UDP sockets) in one test.
+    /// Most data connections (or UDP sockets) opened over one test.
     pub max_streams_per_test: u32,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_sessions: 64, max_duration_s: 3600.0, max_message_bytes: 16 << 20, max_streams_per_test: 128 }
+        Self { max_sessions: 64, max_duration_s: 3600.0, max_message_bytes: 16 << 20, max_streams_per_test: 1024 }
     }
 }
 
@@ -43,8 +43,8 @@ impl Limits {
             ));
         }
         match request {
-            TestRequest::Latency { proto, max_message_bytes, sessions, .. } => {
-                self.check_latency(*proto, *max_message_bytes, *sessions)
+            TestRequest::Latency { proto, max_message_bytes, connections, .. } => {
+                self.check_latency(*proto, *max_message_bytes, *connections)
             }
             TestRequest::Connect { proto, .. } if !proto.is_connection_oriented() => {
                 Err(format!("connect needs a connection-oriented transport, not {}", proto.name()))
@@ -53,7 +53,7 @@ impl Limits {
         }
     }
 
-    fn check_latency(&self, proto: Proto, size: u64, sessions: u32) -> Result<(), String> {
+    fn check_latency(&self, proto: Proto, size: u64, connections: u32) -> Result<(), String> {
         if size > self.max_message_bytes {
             return Err(format!(
                 "messages of {size} bytes exceed this responder's limit of {} bytes",
@@ -63,9 +63,9 @@ impl Limits {
         if proto == Proto::Udp && size > MAX_UDP_PAYLOAD_IPV6 {
             return Err(format!("a UDP datagram carries at most {MAX_UDP_PAYLOAD_IPV6} bytes, not {size}"));
         }
-        if sessions == 0 || sessions > self.max_streams_per_test {
+        if connections == 0 || connections > self.max_streams_per_test {
             return Err(format!(
-                "{sessions} sessions requested, this responder allows 1 to {}",
+                "{connections} connections requested (sessions x sizes), this responder allows 1 to {}",
                 self.max_streams_per_test
             ));
         }
@@ -78,11 +78,11 @@ mod tests {
     use super::*;
     use linkperf_core::WaitMode;
 
-    fn latency(proto: Proto, size: u64, sessions: u32, planned: Option<f64>) -> TestRequest {
+    fn latency(proto: Proto, size: u64, connections: u32, planned: Option<f64>) -> TestRequest {
         TestRequest::Latency {
             proto,
             max_message_bytes: size,
-            sessions,
+            connections,
             wait: WaitMode::Block,
             planned_duration_s: planned,
         }
@@ -100,7 +100,7 @@ mod tests {
         assert!(too_long.contains("at most 5 s"), "{too_long}");
         assert!(limits.check(&latency(Proto::Tcp, 1001, 1, None)).unwrap_err().contains("1000 bytes"));
         assert!(limits.check(&latency(Proto::Tcp, 64, 0, None)).is_err());
-        assert!(limits.check(&latency(Proto::Tcp, 64, 1000, None)).is_err());
+        assert!(limits.check(&latency(Proto::Tcp, 64, 5000, None)).is_err());
     }
 
     #[test]

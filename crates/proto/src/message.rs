@@ -74,14 +74,15 @@ pub enum Message {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "test", rename_all = "snake_case")]
 pub enum TestRequest {
-    /// Ping-pong: the responder echoes every byte (stream) or datagram (UDP) it receives.
+    /// Ping-pong: the responder returns every message (stream) or datagram (UDP) once it is whole.
     Latency {
         /// Transport of the data traffic.
         proto: Proto,
         /// Largest message the client will send, in bytes.
         max_message_bytes: u64,
-        /// Number of data connections (or UDP sockets) the client will use.
-        sessions: u32,
+        /// Number of data connections (or UDP sockets) the client will open over the whole test: one per
+        /// session and message size for streams, one per session for UDP.
+        connections: u32,
         /// How the responder should wait for data.
         wait: WaitMode,
         /// The test's planned length in seconds, when the client knows it.

@@ -4,12 +4,18 @@
 //! 0      4        6      7          8            12
 //! | LKPF | version | role | reserved | token (u32) |   all integers big-endian
 //! ```
+//! A data preamble is followed by the connection's message size (u32): the responder returns each message
+//! of that many bytes once it has received all of it.
+//!
 //! The layout is stable across versions, so that a responder can always tell a peer of another version
 //! apart from garbage and answer it with an error frame.
 
 use std::io::Read;
 
 use crate::{ProtoError, PROTOCOL_VERSION};
+
+/// Size of the message-size field that follows a data preamble.
+pub const MESSAGE_SIZE_BYTES: usize = 4;
 
 /// The magic bytes that start every connection.
 pub const MAGIC: [u8; 4] = *b"LKPF";

@@ -1,8 +1,10 @@
 //! The data side of the responder: reading each connection's preamble, echoing stream bytes and UDP
 //! datagrams of running tests, and answering connection probes.
 //!
-//! Echo is transport-level: whatever arrives is sent straight back, so the client's round trip covers
-//! exactly its message and the reply, and the responder needs no knowledge of message sizes.
+//! Echo is message-level, as in every request/response benchmark: a stream data connection announces its
+//! message size after the preamble, and the responder returns each message only once all of it has arrived,
+//! so on a slow link the round trip covers the whole request's transfer and then the whole reply's. A UDP
+//! datagram is a whole message by nature.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::UdpSocket;
@@ -10,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use linkperf_core::{Proto, WaitMode};
-use linkperf_proto::{ErrorCode, Message, Preamble, ProbeHeader, ProtoError, Role, PREAMBLE_BYTES};
+use linkperf_proto::{ErrorCode, Message, Preamble, ProbeHeader, ProtoError, Role, MESSAGE_SIZE_BYTES, PREAMBLE_BYTES};
 use socket2::Socket;
 
 use super::registry::TestKind;
@@ -22,8 +24,6 @@ const INLINE_PREAMBLE_WAIT: Duration = Duration::from_millis(20);
 const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often idle data threads check that their test is still running.
 const LIVENESS_TICK: Duration = Duration::from_millis(250);
-/// Largest single read when echoing.
-const ECHO_BUFFER_BYTES: usize = 256 * 1024;
 
 /// Reads a new connection's preamble and serves it. Runs on the accept thread: well-behaved clients send
 /// their preamble with the connection, so it is usually read at once; a slow one is moved to a thread.
@@ -97,54 +97,67 @@ fn echo_stream(socket: Socket, token: u32, proto: Proto, shared: &Shared) {
         Ok(entry) if entry.kind == TestKind::Echo => entry,
         _ => return,
     };
+    let _ = socket.set_read_timeout(Some(PREAMBLE_TIMEOUT));
+    let mut size = [0u8; MESSAGE_SIZE_BYTES];
+    if read_some(&socket, &mut size, 0) != MESSAGE_SIZE_BYTES {
+        return;
+    }
+    let size = u32::from_be_bytes(size) as u64;
+    if size == 0 || size > entry.max_message_bytes {
+        return;
+    }
     let live = || shared.registry.is_live(token, proto, Instant::now());
-    let _ = match entry.wait {
-        WaitMode::Block => echo_blocking(&socket, live),
-        WaitMode::Spin => echo_spinning(&socket, live),
-    };
+    let _ = echo_messages(&socket, size as usize, entry.wait, live);
 }
 
-fn echo_blocking(mut socket: &Socket, live: impl Fn() -> bool) -> std::io::Result<()> {
-    socket.set_read_timeout(Some(LIVENESS_TICK))?;
-    let mut buffer = vec![0u8; ECHO_BUFFER_BYTES];
-    loop {
-        match socket.read(&mut buffer) {
-            Ok(0) => return Ok(()),
-            Ok(n) => socket.write_all(&buffer[..n])?,
-            Err(e) if is_timeout(&e) => {
-                if !live() {
-                    return Ok(());
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+/// Returns each message of `size` bytes once all of it has arrived, until the client closes, the test ends
+/// or the connection fails.
+fn echo_messages(socket: &Socket, size: usize, wait: WaitMode, live: impl Fn() -> bool) -> std::io::Result<()> {
+    match wait {
+        WaitMode::Block => socket.set_read_timeout(Some(LIVENESS_TICK))?,
+        WaitMode::Spin => socket.set_nonblocking(true)?,
+    }
+    let mut message = vec![0u8; size];
+    while receive_message(socket, &mut message, &live)? {
+        match wait {
+            WaitMode::Block => (&*socket).write_all(&message)?,
+            WaitMode::Spin => write_all_spinning(socket, &message)?,
         }
     }
+    Ok(())
 }
 
-fn echo_spinning(mut socket: &Socket, live: impl Fn() -> bool) -> std::io::Result<()> {
-    socket.set_nonblocking(true)?;
-    let mut buffer = vec![0u8; ECHO_BUFFER_BYTES];
-    let mut next_check = Instant::now() + LIVENESS_TICK;
+/// Fills `message`; `false` when the client closed between messages or the test is no longer live.
+fn receive_message(mut socket: &Socket, message: &mut [u8], live: &impl Fn() -> bool) -> std::io::Result<bool> {
+    let mut filled = 0;
     let mut spins = 0u32;
-    loop {
-        match socket.read(&mut buffer) {
-            Ok(0) => return Ok(()),
-            Ok(n) => write_all_spinning(socket, &buffer[..n])?,
-            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
-                // Reading the clock on every empty poll would double its cost; every 1024th is enough.
+    let mut next_check = Instant::now() + LIVENESS_TICK;
+    while filled < message.len() {
+        match socket.read(&mut message[filled..]) {
+            Ok(0) if filled == 0 => return Ok(false),
+            Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock && socket.nonblocking().unwrap_or(false) => {
+                // Spinning: reading the clock on every empty poll would double its cost; every 1024th is enough.
                 spins = spins.wrapping_add(1);
                 if spins % 1024 == 0 && Instant::now() > next_check {
                     if !live() {
-                        return Ok(());
+                        return Ok(false);
                     }
                     next_check = Instant::now() + LIVENESS_TICK;
                 }
                 std::hint::spin_loop();
             }
+            Err(e) if is_timeout(&e) => {
+                if !live() {
+                    return Ok(false);
+                }
+            }
             Err(e) => return Err(e),
         }
     }
+    Ok(true)
 }
 
 /// Writes everything on a non-blocking socket, polling while the send buffer is full.

@@ -30,6 +30,7 @@ pub(crate) struct TestEntry {
     pub deadline: Instant,
     pub max_streams: u32,
     pub streams: u32,
+    pub max_message_bytes: u64,
 }
 
 /// The shared table of running tests.
@@ -125,7 +126,16 @@ mod tests {
     use std::time::Duration;
 
     fn entry(session: u64, proto: Proto, max_streams: u32, deadline: Instant) -> TestEntry {
-        TestEntry { session, proto, kind: TestKind::Echo, wait: WaitMode::Block, deadline, max_streams, streams: 0 }
+        TestEntry {
+            session,
+            proto,
+            kind: TestKind::Echo,
+            wait: WaitMode::Block,
+            deadline,
+            max_streams,
+            streams: 0,
+            max_message_bytes: 64,
+        }
     }
 
     #[test]

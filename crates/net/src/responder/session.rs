@@ -142,14 +142,15 @@ impl Session<'_> {
         let max_duration = Duration::from_secs_f64(self.shared.config.limits.max_duration_s);
         let deadline = Instant::now() + max_duration + DEADLINE_GRACE;
         let entry = match request {
-            TestRequest::Latency { proto, sessions, wait, .. } => TestEntry {
+            TestRequest::Latency { proto, connections, wait, max_message_bytes, .. } => TestEntry {
                 session: self.id,
                 proto,
                 kind: TestKind::Echo,
                 wait,
                 deadline,
-                max_streams: sessions,
+                max_streams: connections,
                 streams: 0,
+                max_message_bytes,
             },
             TestRequest::Connect { proto, .. } => TestEntry {
                 session: self.id,
@@ -159,6 +160,7 @@ impl Session<'_> {
                 deadline,
                 max_streams: u32::MAX,
                 streams: 0,
+                max_message_bytes: 0,
             },
         };
         let token = self.shared.registry.register(entry);

@@ -1,11 +1,10 @@
 //! Ping-pong over a byte stream (TCP or a Unix-domain socket).
 //!
-//! The request is written with non-blocking sends and the echo is read as it comes, so a message larger
-//! than the socket buffers never deadlocks: whenever the send buffer is full, the client reads echoed bytes,
-//! which lets the responder go on reading. For messages that fit the buffers this costs exactly one send and
-//! as few receives as the transport needs.
+//! The connection announced its message size when it opened, so the responder returns each request only
+//! once all of it has arrived. The client therefore writes the whole request, then reads the whole reply;
+//! neither side ever waits on the other while holding unsent data, whatever the message size.
 
-use std::io::{ErrorKind, Read};
+use std::io::{ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
 
 use linkperf_core::WaitMode;
@@ -14,7 +13,7 @@ use socket2::Socket;
 use super::{Exchange, PingPong};
 use crate::NetError;
 
-/// A stream data connection, preamble already sent.
+/// A stream data connection, preamble and message size already sent.
 pub struct StreamPingPong {
     socket: Socket,
     wait: WaitMode,
@@ -24,44 +23,37 @@ pub struct StreamPingPong {
 }
 
 impl StreamPingPong {
-    /// Configures `socket` for `wait` and buffers for messages up to `max_size` bytes.
-    pub fn new(socket: Socket, wait: WaitMode, timeout: Duration, max_size: usize) -> Result<Self, NetError> {
+    /// Configures `socket` for `wait`, with buffers for messages of `size` bytes.
+    pub fn new(socket: Socket, wait: WaitMode, timeout: Duration, size: usize) -> Result<Self, NetError> {
         let setup = |e| NetError::io("configuring the data connection", e);
         match wait {
-            WaitMode::Block => socket.set_read_timeout(Some(timeout)).map_err(setup)?,
+            WaitMode::Block => {
+                socket.set_read_timeout(Some(timeout)).map_err(setup)?;
+                socket.set_write_timeout(Some(timeout)).map_err(setup)?;
+            }
             WaitMode::Spin => socket.set_nonblocking(true).map_err(setup)?,
         }
         // The request's content does not matter to the measurement; a fixed pattern makes captures readable.
-        let request = (0..max_size).map(|i| (i % 251) as u8).collect();
-        Ok(Self { socket, wait, timeout, request, reply: vec![0; max_size] })
+        let request = (0..size).map(|i| (i % 251) as u8).collect();
+        Ok(Self { socket, wait, timeout, request, reply: vec![0; size] })
     }
 
     fn timed_out(&self) -> NetError {
         NetError::Timeout { what: "stream echo".into(), timeout_s: self.timeout.as_secs_f64() }
     }
-}
 
-impl PingPong for StreamPingPong {
-    fn exchange(&mut self, size: usize, _sequence: u64) -> Result<Exchange, NetError> {
-        let (mut sent, mut received) = (0usize, 0usize);
+    /// Moves bytes with `step` (one send or receive) until `total` are done, polling when spinning.
+    fn complete(
+        &mut self,
+        total: usize,
+        mut step: impl FnMut(&mut Self, usize) -> std::io::Result<usize>,
+    ) -> Result<(), NetError> {
+        let (mut done, mut idle_polls) = (0usize, 0u32);
         let mut deadline: Option<Instant> = None;
-        let mut idle_polls = 0u32;
-        while received < size {
-            if sent < size {
-                match self.socket.send_with_flags(&self.request[sent..size], libc::MSG_DONTWAIT) {
-                    Ok(n) => sent += n,
-                    Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {}
-                    Err(e) => return Err(peer_error(e)),
-                }
-            }
-            if received == sent {
-                // The send buffer is full of bytes the peer has already echoed: let it drain.
-                std::thread::yield_now();
-                continue;
-            }
-            match (&self.socket).read(&mut self.reply[received..size]) {
+        while done < total {
+            match step(self, done) {
                 Ok(0) => return Err(NetError::PeerClosed(String::new())),
-                Ok(n) => received += n,
+                Ok(n) => done += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == ErrorKind::WouldBlock && self.wait == WaitMode::Spin => {
                     // Checking the clock on every empty poll would double the cost of a poll.
@@ -78,6 +70,14 @@ impl PingPong for StreamPingPong {
                 Err(e) => return Err(peer_error(e)),
             }
         }
+        Ok(())
+    }
+}
+
+impl PingPong for StreamPingPong {
+    fn exchange(&mut self, size: usize, _sequence: u64) -> Result<Exchange, NetError> {
+        self.complete(size, |s, done| (&s.socket).write(&s.request[done..size]))?;
+        self.complete(size, |s, done| (&s.socket).read(&mut s.reply[done..size]))?;
         Ok(Exchange::Replied)
     }
 }

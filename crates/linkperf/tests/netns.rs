@@ -1,0 +1,158 @@
+//! Tests across two test hosts: network namespaces joined by a veth pair, with addresses from 198.18.0.0/15
+//! (the range RFC 2544 reserves for benchmarking), optionally shaped by `tbf` to a known rate, the ground
+//! truth for accuracy. They need root and iproute2; without them they skip, unless LINKPERF_REQUIRE_NETNS=1
+//! (set by CI) makes that a failure.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+mod common;
+
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use common::{json, Server};
+
+const RESPONDER_ADDRESS: &str = "198.18.0.2";
+const CLIENT_ADDRESS: &str = "198.18.0.1";
+
+/// Two namespaces joined by a veth pair; deleted (with the pair) when dropped.
+struct TestNet {
+    client: String,
+    responder: String,
+    client_dev: String,
+    responder_dev: String,
+}
+
+impl TestNet {
+    /// Builds the pair, or returns `None` (after saying so) where namespaces cannot be made.
+    fn create() -> Option<TestNet> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let id = format!("{}x{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let net = TestNet {
+            client: format!("lp-{id}-c"),
+            responder: format!("lp-{id}-r"),
+            client_dev: format!("lpc{}", &id[id.len().saturating_sub(8)..]),
+            responder_dev: format!("lpr{}", &id[id.len().saturating_sub(8)..]),
+        };
+        if !ip(&["netns", "add", &net.client]) {
+            assert!(std::env::var_os("LINKPERF_REQUIRE_NETNS").is_none(), "cannot create network namespaces");
+            eprintln!("skipped: cannot create network namespaces (needs root and iproute2)");
+            return None;
+        }
+        let (c, r) = (&net.client, &net.responder);
+        let (cd, rd) = (&net.client_dev, &net.responder_dev);
+        let steps: [&[&str]; 9] = [
+            &["netns", "add", r],
+            &["link", "add", cd, "type", "veth", "peer", "name", rd],
+            &["link", "set", cd, "netns", c],
+            &["link", "set", rd, "netns", r],
+            &["-n", c, "addr", "add", &format!("{CLIENT_ADDRESS}/30"), "dev", cd],
+            &["-n", r, "addr", "add", &format!("{RESPONDER_ADDRESS}/30"), "dev", rd],
+            &["-n", c, "link", "set", cd, "up"],
+            &["-n", r, "link", "set", rd, "up"],
+            &["-n", r, "link", "set", "lo", "up"],
+        ];
+        for step in steps {
+            assert!(ip(step), "ip {step:?} failed");
+        }
+        Some(net)
+    }
+
+    /// Shapes both directions to `rate` (tc syntax, e.g. `1mbit`) with a one-MTU bucket.
+    fn shape(&self, rate: &str) {
+        for (ns, dev) in [(&self.client, &self.client_dev), (&self.responder, &self.responder_dev)] {
+            let status = Command::new("tc")
+                .args(["-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate])
+                .args(["burst", "1600", "limit", "1000000"])
+                .status()
+                .unwrap();
+            assert!(status.success(), "tc tbf on {dev}");
+        }
+    }
+
+    fn client_command(&self, args: &[&str]) -> assert_cmd::Command {
+        let mut wrapped = assert_cmd::Command::new("ip");
+        wrapped.timeout(std::time::Duration::from_secs(60));
+        wrapped.args(["netns", "exec", &self.client, common::binary()]).args(args);
+        wrapped
+    }
+}
+
+impl Drop for TestNet {
+    fn drop(&mut self) {
+        ip(&["netns", "del", &self.client]);
+        ip(&["netns", "del", &self.responder]);
+    }
+}
+
+fn ip(args: &[&str]) -> bool {
+    Command::new("ip").args(args).output().map(|o| o.status.success()).unwrap_or(false)
+}
+
+#[test]
+fn every_proto_works_between_two_test_hosts() {
+    let Some(net) = TestNet::create() else { return };
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    let port = server.port_arg();
+    for proto in ["tcp", "udp"] {
+        let output = net
+            .client_command(&[
+                "latency",
+                RESPONDER_ADDRESS,
+                "-p",
+                &port,
+                "--proto",
+                proto,
+                "--size",
+                "64,1k",
+                "-n",
+                "200",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{proto}: {}", String::from_utf8_lossy(&output.stderr));
+        let result = json(&output.stdout);
+        assert_eq!(result["target"]["address"], format!("{RESPONDER_ADDRESS}:{port}"));
+        for s in result["series"].as_array().unwrap() {
+            assert_eq!(s["summary"]["count"].as_u64().unwrap() + s["lost"].as_u64().unwrap(), 200);
+        }
+    }
+    let output =
+        net.client_command(&["connect", RESPONDER_ADDRESS, "-p", &port, "-n", "100", "--json"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(json(&output.stdout)["series"][0]["summary"]["count"], 100);
+}
+
+#[test]
+fn round_trips_over_a_shaped_link_take_the_serialisation_time() {
+    let Some(net) = TestNet::create() else { return };
+    net.shape("1mbit");
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    // 8 KiB of payload each way over a 1 Mbit/s shaper. On the wire that is 6 TCP segments of at most 1448
+    // payload bytes, each with 66 bytes of Ethernet, IPv4 and TCP (with timestamps) headers: 8588 bytes per
+    // direction. After an idle round trip the 1600-byte bucket is full, so 6988 bytes wait for tokens:
+    // 55.9 ms per direction, 111.8 ms per round trip. Unshaped, the same exchange takes well under 1 ms.
+    let expected_ms = 2.0 * (8192.0 + 6.0 * 66.0 - 1600.0) * 8.0 / 1e6 * 1e3;
+    let output = net
+        .client_command(&[
+            "latency",
+            RESPONDER_ADDRESS,
+            "-p",
+            &server.port_arg(),
+            "--size",
+            "8k",
+            "-n",
+            "8",
+            "--warmup",
+            "2",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let p50_ms = json(&output.stdout)["series"][0]["summary"]["p50_us"].as_f64().unwrap() / 1e3;
+    // 10 % covers the bucket's refill during the exchange, ACK timing and scheduling on a shared host;
+    // a tool that halved the RTT or mistimed it would be off by 50 % or more.
+    assert!((p50_ms - expected_ms).abs() <= expected_ms * 0.10, "p50 {p50_ms:.1} ms, expected {expected_ms:.1} ms");
+}
