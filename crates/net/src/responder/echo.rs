@@ -178,26 +178,57 @@ pub(crate) fn write_all_spinning(mut socket: &Socket, mut bytes: &[u8]) -> std::
 pub(super) fn serve_udp(socket: UdpSocket, shared: &Shared) {
     let mut buffer = vec![0u8; 65_536];
     let mut spinning = false;
+    let mut admitted_token = AdmittedToken::default();
     let _ = socket.set_read_timeout(Some(LIVENESS_TICK));
     loop {
         match socket.recv_from(&mut buffer) {
             Ok((n, peer)) => {
                 let datagram = &buffer[..n];
-                let admitted = ProbeHeader::read_from(datagram)
-                    .is_some_and(|h| shared.registry.is_live(h.token, Proto::Udp, Instant::now()));
+                let admitted = ProbeHeader::read_from(datagram).is_some_and(|h| admitted_token.admits(h.token, shared));
                 if admitted {
                     let _ = socket.send_to(datagram, peer);
                 }
+                follow_wait_mode(&socket, shared, &mut spinning);
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::TimedOut => {
-                let should_spin = shared.registry.udp_should_spin();
-                if should_spin != spinning {
-                    spinning = should_spin;
-                    let _ = socket.set_nonblocking(spinning);
-                }
+                admitted_token = AdmittedToken::default();
+                follow_wait_mode(&socket, shared, &mut spinning);
             }
             Err(_) => std::hint::spin_loop(),
         }
+    }
+}
+
+/// The last token found live, so that a stream of datagrams of one test does not take the registry's lock
+/// and read the clock for each one. It is checked again every `RECHECK_EVERY` datagrams and whenever the
+/// socket falls idle, so a released token is echoed at most that many more times.
+#[derive(Default)]
+struct AdmittedToken {
+    token: Option<u32>,
+    uses: u32,
+}
+
+impl AdmittedToken {
+    const RECHECK_EVERY: u32 = 256;
+
+    fn admits(&mut self, token: u32, shared: &Shared) -> bool {
+        if self.token == Some(token) && self.uses < Self::RECHECK_EVERY {
+            self.uses += 1;
+            return true;
+        }
+        let live = shared.registry.is_live(token, Proto::Udp, Instant::now());
+        *self = AdmittedToken { token: live.then_some(token), uses: 0 };
+        live
+    }
+}
+
+/// Switches the UDP socket between blocking and spinning when the running tests' wishes change. Checked
+/// after every datagram too, since a busy socket never times out.
+fn follow_wait_mode(socket: &UdpSocket, shared: &Shared, spinning: &mut bool) {
+    let should_spin = shared.registry.udp_should_spin();
+    if should_spin != *spinning {
+        *spinning = should_spin;
+        let _ = socket.set_nonblocking(should_spin);
     }
 }
 
