@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::Args;
-use linkperf_core::{ConnectSpec, Proto, StopCondition};
+use linkperf_core::{ConnectSpec, Proto};
 
 use super::output::OutputArgs;
 use super::target::TargetArgs;
@@ -55,13 +55,7 @@ impl TryFrom<&ConnectArgs> for ConnectSpec {
                 proto.name()
             )));
         }
-        let stop = match (args.count, args.duration) {
-            (Some(0), _) => return Err(UsageError("--count must be at least 1".into())),
-            (_, Some(d)) if d.is_zero() => return Err(UsageError("--duration must be above zero".into())),
-            (_, Some(d)) => StopCondition::DurationS(d.as_secs_f64()),
-            (Some(n), None) => StopCondition::Count(n),
-            (None, None) => StopCondition::Count(DEFAULT_COUNT),
-        };
+        let stop = value::stop_condition(args.count, args.duration, DEFAULT_COUNT)?;
         if args.timeout.is_zero() {
             return Err(UsageError("--timeout must be above zero".into()));
         }

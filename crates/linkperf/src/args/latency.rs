@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::Args;
-use linkperf_core::{LatencySpec, Proto, StopCondition};
+use linkperf_core::{LatencySpec, Proto};
 
 use super::output::OutputArgs;
 use super::target::TargetArgs;
@@ -70,18 +70,10 @@ impl TryFrom<&LatencyArgs> for LatencySpec {
         if args.sessions == 0 {
             return Err(UsageError("--sessions must be at least 1".into()));
         }
-        if args.count == Some(0) {
-            return Err(UsageError("--count must be at least 1".into()));
-        }
         if args.timeout.is_zero() {
             return Err(UsageError("--timeout must be above zero".into()));
         }
-        let stop = match (args.count, args.duration) {
-            (_, Some(d)) if d.is_zero() => return Err(UsageError("--duration must be above zero".into())),
-            (_, Some(d)) => StopCondition::DurationS(d.as_secs_f64()),
-            (Some(n), None) => StopCondition::Count(n),
-            (None, None) => StopCondition::Count(DEFAULT_COUNT),
-        };
+        let stop = value::stop_condition(args.count, args.duration, DEFAULT_COUNT)?;
         Ok(LatencySpec {
             proto,
             sizes_bytes: args.size.0.clone(),
@@ -99,6 +91,7 @@ impl TryFrom<&LatencyArgs> for LatencySpec {
 mod tests {
     use super::*;
     use clap::Parser;
+    use linkperf_core::StopCondition;
 
     #[derive(Parser)]
     struct Wrapper {

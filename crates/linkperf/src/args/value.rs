@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 use linkperf_core::units;
-use linkperf_core::{Proto, WaitMode};
+use linkperf_core::{Proto, StopCondition, WaitMode};
 
 /// A comma-separated list of byte sizes, as one argument value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +28,22 @@ pub fn duration(text: &str) -> Result<Duration, String> {
 /// Parses a rate per second such as `1000` or `10k`.
 pub fn per_second(text: &str) -> Result<f64, String> {
     units::parse_per_second(text).map_err(|e| e.to_string())
+}
+
+/// The stop condition from `--count` and `--duration` (which clap keeps exclusive), or `default_count`.
+pub fn stop_condition(
+    count: Option<u64>,
+    duration: Option<Duration>,
+    default_count: u64,
+) -> Result<StopCondition, crate::exit::UsageError> {
+    use crate::exit::UsageError;
+    match (count, duration) {
+        (Some(0), _) => Err(UsageError("--count must be at least 1".into())),
+        (_, Some(d)) if d.is_zero() => Err(UsageError("--duration must be above zero".into())),
+        (_, Some(d)) => Ok(StopCondition::DurationS(d.as_secs_f64())),
+        (Some(n), None) => Ok(StopCondition::Count(n)),
+        (None, None) => Ok(StopCondition::Count(default_count)),
+    }
 }
 
 /// The transport, as typed.
