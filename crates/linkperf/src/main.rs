@@ -19,6 +19,9 @@ use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        progress::handle_interrupts();
+    }
     let result = match cli.command {
         Command::Serve(args) => cmd::serve::run(args),
         Command::Latency(args) => cmd::latency::run(args),

@@ -2,10 +2,29 @@
 //! so short runs and pipelines stay clean.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use linkperf_net::observer::{Observer, ProgressUnit};
+
+/// Set by the first Ctrl-C: the drivers stop and the results so far are printed.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Installs the Ctrl-C handler: the first press asks the running test to stop and print what it measured;
+/// a second press quits at once.
+pub fn handle_interrupts() {
+    let result = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\nstopping: results so far follow (Ctrl-C again to quit at once)");
+    });
+    // Without a handler Ctrl-C still ends the program, only without the partial results.
+    if let Err(e) = result {
+        eprintln!("warning: Ctrl-C will not print partial results: {e}");
+    }
+}
 
 /// How long a run goes before the bar appears.
 const SHOW_AFTER: Duration = Duration::from_secs(1);
@@ -54,5 +73,9 @@ impl Observer for Progress {
     fn advance(&self, done: u64) {
         self.bar.inc(done);
         self.reveal();
+    }
+
+    fn cancelled(&self) -> bool {
+        INTERRUPTED.load(Ordering::Relaxed)
     }
 }

@@ -158,3 +158,55 @@ fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
 }
+
+#[test]
+fn ctrl_c_stops_the_run_and_prints_what_was_measured() {
+    for test in ["latency", "connect"] {
+        let child = std::process::Command::new(common::binary())
+            .args([test, "--duration", "30s", "--json"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(600));
+        let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+        assert!(status.success());
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{test}: {}", String::from_utf8_lossy(&output.stderr));
+        let result = json(&output.stdout);
+        assert_eq!(result["status"]["error"], "interrupted by the user", "{test}");
+        assert!(result["series"][0]["summary"]["count"].as_u64().unwrap() > 0, "{test}: measured before the stop");
+        assert!(result["series"][0]["elapsed_s"].as_f64().unwrap() < 5.0, "{test}: stopped promptly");
+    }
+}
+
+#[test]
+fn a_responder_answers_another_protocol_version_with_an_error() {
+    let server = Server::start(&[]);
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream.write_all(&[b'L', b'K', b'P', b'F', 0, 9, 1, 0, 0, 0, 0, 0]).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    let text = String::from_utf8_lossy(&reply);
+    assert!(text.contains("version_mismatch") && text.contains("version 9"), "{text}");
+}
+
+#[test]
+fn a_test_running_past_the_responders_limit_is_cut_with_a_reason() {
+    let server = Server::start(&["--max-duration", "1s"]);
+    let started = std::time::Instant::now();
+    let output = linkperf()
+        .args(["latency", "127.0.0.1", "-p", &server.port_arg(), "-n", "1000000000", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("ran past this responder's limit of 1 s"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(json(&output.stdout)["series"][0]["summary"]["count"].as_u64().unwrap() > 0);
+    // The limit (1 s) plus the responder's grace (2 s) plus its once-a-second check, with slack.
+    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+}

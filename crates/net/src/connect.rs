@@ -53,10 +53,13 @@ pub fn run_connect(
         }
     }
     let (series, error) = measure(target, token, spec, observer);
-    let error = error.map(|e| control.pending_error().unwrap_or(e));
-    if error.is_none() {
-        let _ = control.done(token);
-    }
+    let error = match error {
+        Some(NetError::Interrupted) | None => {
+            let _ = control.done(token);
+            error
+        }
+        Some(e) => Some(control.pending_error().unwrap_or(e)),
+    };
     Ok(ConnectRun { responder: control.responder().clone(), series: vec![series], error })
 }
 
@@ -74,6 +77,10 @@ fn measure(target: &Target, token: u32, spec: &ConnectSpec, observer: &dyn Obser
     let (mut last, mut next_report, mut reported) = (start, start + PROGRESS_EVERY, 0u64);
     let mut error = None;
     while count.is_none_or(|n| histogram.count() < n) && end.is_none_or(|d| last - start < d) {
+        if observer.cancelled() {
+            error = Some(NetError::Interrupted);
+            break;
+        }
         let began = Instant::now();
         if let Err(e) = probe(target, token, timeout) {
             error = Some(e);

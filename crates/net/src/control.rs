@@ -18,6 +18,8 @@ pub struct ControlClient {
     socket: Socket,
     target: Target,
     responder: HostFacts,
+    responder_software: String,
+    capabilities: Vec<String>,
 }
 
 impl ControlClient {
@@ -25,7 +27,13 @@ impl ControlClient {
     pub fn connect(target: &Target, key: Option<&[u8]>, timeout: Duration) -> Result<Self, NetError> {
         let socket = target.connect_stream(timeout)?;
         socket.set_read_timeout(Some(CONTROL_TIMEOUT)).map_err(|e| NetError::io("setting a read timeout", e))?;
-        let mut client = Self { socket, target: target.clone(), responder: HostFacts::default() };
+        let mut client = Self {
+            socket,
+            target: target.clone(),
+            responder: HostFacts::default(),
+            responder_software: String::new(),
+            capabilities: Vec::new(),
+        };
         client.greet(key)?;
         Ok(client)
     }
@@ -42,6 +50,17 @@ impl ControlClient {
 
     /// Asks for a test; returns its token.
     pub fn request(&mut self, request: TestRequest) -> Result<u32, NetError> {
+        if !self.capabilities.iter().any(|c| c == request.name()) {
+            return Err(NetError::Refused {
+                code: linkperf_proto::ErrorCode::Unsupported,
+                message: format!(
+                    "the responder ({}) does not serve the {} test (it serves: {}); run the same linkperf version on both ends",
+                    self.responder_software,
+                    request.name(),
+                    self.capabilities.join(", ")
+                ),
+            });
+        }
         self.send(&Message::TestRequest(request))?;
         match self.receive()? {
             Message::TestAccepted { token } => Ok(token),
@@ -71,8 +90,10 @@ impl ControlClient {
         let hello = Message::Hello { software: crate::software(), host: local_host_facts(), nonce: nonce.clone() };
         self.send(&hello)?;
         let challenge = match self.receive()? {
-            Message::Welcome { host, challenge, .. } => {
+            Message::Welcome { host, challenge, software, capabilities } => {
                 self.responder = host;
+                self.responder_software = software;
+                self.capabilities = capabilities;
                 challenge
             }
             other => return Err(unexpected("welcome", &other)),

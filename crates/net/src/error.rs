@@ -62,6 +62,9 @@ pub enum NetError {
         /// Why it failed.
         source: std::io::Error,
     },
+    /// The user stopped the run (Ctrl-C).
+    #[error("interrupted by the user")]
+    Interrupted,
     /// The request is impossible as asked (the message says why).
     #[error("{0}")]
     Invalid(String),

@@ -71,9 +71,17 @@ pub fn run_latency(
             on_series(&series);
             run.series.push(series);
         }
-        if let Some(error) = outcome.error {
-            run.error = Some(control.pending_error().unwrap_or(error));
-            return Ok(run);
+        match outcome.error {
+            Some(NetError::Interrupted) => {
+                let _ = control.done(token);
+                run.error = Some(NetError::Interrupted);
+                return Ok(run);
+            }
+            Some(error) => {
+                run.error = Some(control.pending_error().unwrap_or(error));
+                return Ok(run);
+            }
+            None => {}
         }
     }
     let _ = control.done(token);
@@ -250,6 +258,10 @@ fn measure_session(
         if clock.finished(outcome.histogram.count() + lost) {
             break true;
         }
+        if clock.cancelled {
+            outcome.error = Some(NetError::Interrupted);
+            break false;
+        }
         sequence += 1;
         let started = clock.intended_start(outcome.histogram.count() + lost);
         let result = channel.exchange(size, sequence);
@@ -281,6 +293,8 @@ struct SeriesClock<'a> {
     next_report: Instant,
     reported: u64,
     done: u64,
+    /// The observer reported that the user asked to stop.
+    cancelled: bool,
 }
 
 impl<'a> SeriesClock<'a> {
@@ -300,6 +314,7 @@ impl<'a> SeriesClock<'a> {
             next_report: start + PROGRESS_EVERY,
             reported: 0,
             done: 0,
+            cancelled: false,
         }
     }
 
@@ -328,6 +343,7 @@ impl<'a> SeriesClock<'a> {
 
     fn report(&mut self, now: Instant) {
         self.next_report = now + PROGRESS_EVERY;
+        self.cancelled = self.observer.cancelled();
         let progress = match (self.count, self.reports_time) {
             (Some(_), _) => self.done,
             (None, true) => now.duration_since(self.start).as_millis() as u64,

@@ -8,6 +8,11 @@ pub trait Observer: Sync {
     fn phase(&self, _label: &str, _total: u64, _unit: ProgressUnit) {}
     /// `done` more units of the current phase are complete.
     fn advance(&self, _done: u64) {}
+    /// Whether the user asked to stop. Checked a few times per second; a driver that sees `true` ends its
+    /// series as incomplete and returns what it measured.
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 /// What an `Observer`'s totals count.

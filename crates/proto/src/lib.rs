@@ -16,7 +16,7 @@ pub mod probe;
 pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, MAX_FRAME_BYTES};
 pub use limits::Limits;
-pub use message::{ErrorCode, Message, TestRequest};
+pub use message::{ErrorCode, Message, TestRequest, CAPABILITIES};
 pub use preamble::{Preamble, Role, MESSAGE_SIZE_BYTES, PREAMBLE_BYTES};
 pub use probe::{ProbeHeader, PROBE_HEADER_BYTES};
 

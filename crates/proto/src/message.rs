@@ -37,6 +37,10 @@ pub enum Message {
         host: HostFacts,
         /// A fresh random nonce (hex) when the responder requires a shared key, else absent.
         challenge: Option<String>,
+        /// The tests this responder serves, by name (`latency`, `connect`, ...), so a client can explain
+        /// what an older responder lacks instead of failing obscurely.
+        #[serde(default)]
+        capabilities: Vec<String>,
     },
     /// The client's proof that it holds the shared key.
     Auth {
@@ -97,7 +101,18 @@ pub enum TestRequest {
     },
 }
 
+/// The tests this build's responder serves, as named in `TestRequest`'s `test` tag.
+pub const CAPABILITIES: &[&str] = &["latency", "connect"];
+
 impl TestRequest {
+    /// The test's name, as in its `test` tag and in `Welcome::capabilities`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TestRequest::Latency { .. } => "latency",
+            TestRequest::Connect { .. } => "connect",
+        }
+    }
+
     /// The transport the test's data uses.
     pub fn proto(&self) -> Proto {
         match self {

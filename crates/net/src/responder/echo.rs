@@ -83,7 +83,7 @@ fn route(socket: Socket, peer: String, bytes: &[u8; PREAMBLE_BYTES], shared: &Ar
 }
 
 fn answer_probe(mut socket: &Socket, token: u32, proto: Proto, shared: &Shared) {
-    match shared.registry.attach_stream(token, proto, Instant::now()) {
+    match shared.registry.attach_stream(token, proto, Instant::now(), None) {
         Ok(entry) if entry.kind == TestKind::ConnectProbe => {
             let _ = socket.write_all(&[1]);
         }
@@ -93,7 +93,7 @@ fn answer_probe(mut socket: &Socket, token: u32, proto: Proto, shared: &Shared) 
 }
 
 fn echo_stream(socket: Socket, token: u32, proto: Proto, shared: &Shared) {
-    let entry = match shared.registry.attach_stream(token, proto, Instant::now()) {
+    let entry = match shared.registry.attach_stream(token, proto, Instant::now(), Some(&socket)) {
         Ok(entry) if entry.kind == TestKind::Echo => entry,
         _ => return,
     };

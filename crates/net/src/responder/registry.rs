@@ -1,8 +1,8 @@
 //! `Registry`: the tests a responder is serving, by token, shared by every session and data thread.
 //!
 //! A data connection or datagram is served only while its token is registered and its deadline has not
-//! passed; releasing a token (test done, session closed) therefore stops its traffic within one tick of the
-//! data threads.
+//! passed. Releasing a token (test done, session closed or over its time) shuts its stream connections
+//! down at once, so a busy echo thread needs no clock on its data path to notice.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use linkperf_core::{Proto, WaitMode};
+use socket2::Socket;
 
 /// What kind of traffic a token admits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +37,15 @@ pub(crate) struct TestEntry {
 /// The shared table of running tests.
 #[derive(Default)]
 pub(crate) struct Registry {
-    tests: Mutex<HashMap<u32, TestEntry>>,
+    tests: Mutex<HashMap<u32, Slot>>,
     spinning_udp_tests: AtomicU32,
+}
+
+/// A registered test and the stream connections admitted for it.
+struct Slot {
+    entry: TestEntry,
+    /// Duplicates of the admitted stream sockets, shut down when the test is released.
+    sockets: Vec<Socket>,
 }
 
 impl Registry {
@@ -53,38 +61,46 @@ impl Registry {
         if entry.proto == Proto::Udp && entry.wait == WaitMode::Spin {
             self.spinning_udp_tests.fetch_add(1, Ordering::Relaxed);
         }
-        tests.insert(token, entry);
+        tests.insert(token, Slot { entry, sockets: Vec::new() });
         token
     }
 
     /// Releases one token of `session` (a token of another session is left alone).
     pub fn release(&self, session: u64, token: u32) {
         let mut tests = self.lock();
-        if tests.get(&token).is_some_and(|entry| entry.session == session) {
-            let entry = tests.remove(&token);
-            self.forget(entry.as_ref());
+        if tests.get(&token).is_some_and(|slot| slot.entry.session == session) {
+            let slot = tests.remove(&token);
+            self.forget(slot);
         }
     }
 
     /// Releases every token of a session.
     pub fn release_session(&self, session: u64) {
         let mut tests = self.lock();
-        let tokens: Vec<u32> = tests.iter().filter(|(_, e)| e.session == session).map(|(t, _)| *t).collect();
+        let tokens: Vec<u32> = tests.iter().filter(|(_, s)| s.entry.session == session).map(|(t, _)| *t).collect();
         for token in tokens {
-            let entry = tests.remove(&token);
-            self.forget(entry.as_ref());
+            let slot = tests.remove(&token);
+            self.forget(slot);
         }
     }
 
     /// Whether any test of `session` has passed its deadline.
     pub fn session_overran(&self, session: u64, now: Instant) -> bool {
-        self.lock().values().any(|e| e.session == session && now > e.deadline)
+        self.lock().values().any(|s| s.entry.session == session && now > s.entry.deadline)
     }
 
-    /// Admits one more stream connection for `token`, returning its test.
-    pub fn attach_stream(&self, token: u32, proto: Proto, now: Instant) -> Result<TestEntry, String> {
+    /// Admits one more stream connection for `token`, returning its test. An echo connection's `socket` is
+    /// kept (duplicated) so that releasing the test can shut it down.
+    pub fn attach_stream(
+        &self,
+        token: u32,
+        proto: Proto,
+        now: Instant,
+        socket: Option<&Socket>,
+    ) -> Result<TestEntry, String> {
         let mut tests = self.lock();
-        let entry = tests.get_mut(&token).ok_or_else(|| format!("unknown test token {token:08x}"))?;
+        let slot = tests.get_mut(&token).ok_or_else(|| format!("unknown test token {token:08x}"))?;
+        let entry = &mut slot.entry;
         if entry.proto != proto || now > entry.deadline {
             return Err(format!("test token {token:08x} is not a running {} test", proto.name()));
         }
@@ -93,13 +109,16 @@ impl Registry {
                 return Err(format!("test token {token:08x} already has its {} connections", entry.max_streams));
             }
             entry.streams += 1;
+            if let Some(duplicate) = socket.and_then(|s| s.try_clone().ok()) {
+                slot.sockets.push(duplicate);
+            }
         }
-        Ok(entry.clone())
+        Ok(slot.entry.clone())
     }
 
     /// Whether `token` still admits traffic of `proto`.
     pub fn is_live(&self, token: u32, proto: Proto, now: Instant) -> bool {
-        self.lock().get(&token).is_some_and(|e| e.proto == proto && now <= e.deadline)
+        self.lock().get(&token).is_some_and(|s| s.entry.proto == proto && now <= s.entry.deadline)
     }
 
     /// Whether any running UDP test asked for a spinning responder.
@@ -107,13 +126,18 @@ impl Registry {
         self.spinning_udp_tests.load(Ordering::Relaxed) > 0
     }
 
-    fn forget(&self, entry: Option<&TestEntry>) {
-        if entry.is_some_and(|e| e.proto == Proto::Udp && e.wait == WaitMode::Spin) {
+    fn forget(&self, slot: Option<Slot>) {
+        let Some(slot) = slot else { return };
+        if slot.entry.proto == Proto::Udp && slot.entry.wait == WaitMode::Spin {
             self.spinning_udp_tests.fetch_sub(1, Ordering::Relaxed);
+        }
+        for socket in slot.sockets {
+            // Wakes the echo thread blocked on this connection, and tells the client the test is over.
+            let _ = socket.shutdown(std::net::Shutdown::Both);
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u32, TestEntry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u32, Slot>> {
         // A poisoned lock means a thread panicked while holding it; the map is still consistent (every
         // mutation is a single insert or remove), so serving goes on.
         self.tests.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -143,10 +167,10 @@ mod tests {
         let registry = Registry::default();
         let now = Instant::now();
         let token = registry.register(entry(1, Proto::Tcp, 1, now + Duration::from_secs(9)));
-        assert!(registry.attach_stream(token, Proto::Unix, now).is_err());
-        assert!(registry.attach_stream(token, Proto::Tcp, now).is_ok());
-        assert!(registry.attach_stream(token, Proto::Tcp, now).is_err(), "only one stream was requested");
-        assert!(registry.attach_stream(token ^ 1, Proto::Tcp, now).is_err());
+        assert!(registry.attach_stream(token, Proto::Unix, now, None).is_err());
+        assert!(registry.attach_stream(token, Proto::Tcp, now, None).is_ok());
+        assert!(registry.attach_stream(token, Proto::Tcp, now, None).is_err(), "only one stream was requested");
+        assert!(registry.attach_stream(token ^ 1, Proto::Tcp, now, None).is_err());
     }
 
     #[test]

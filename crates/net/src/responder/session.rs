@@ -20,7 +20,7 @@ const TICK: Duration = Duration::from_secs(1);
 /// A session with no running test and no message for this long is closed.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Grace beyond the responder's maximum duration before a test's traffic is cut.
-const DEADLINE_GRACE: Duration = Duration::from_secs(5);
+const DEADLINE_GRACE: Duration = Duration::from_secs(2);
 
 /// Why a session ended, for its log line.
 type Ending = String;
@@ -81,8 +81,12 @@ impl Session<'_> {
             _ => return Err(self.refuse(ErrorCode::Malformed, "expected hello")),
         };
         let challenge = self.shared.config.key.as_ref().map(|_| auth::nonce_from(&crate::random_bytes()));
-        let welcome =
-            Message::Welcome { software: crate::software(), host: local_host_facts(), challenge: challenge.clone() };
+        let welcome = Message::Welcome {
+            software: crate::software(),
+            host: local_host_facts(),
+            challenge: challenge.clone(),
+            capabilities: linkperf_proto::CAPABILITIES.iter().map(|c| c.to_string()).collect(),
+        };
         self.send(&welcome)?;
         match (&self.shared.config.key, challenge) {
             (Some(key), Some(challenge)) => self.authenticate(key, &challenge, &client_nonce),
