@@ -11,10 +11,12 @@
 #     mean, not a median, which the table says. qperf has no busy-poll mode.
 # Target (issue: foundation): linkperf's median is no higher than the best peer's in the same mode.
 #
-# Usage: bench/latency.sh [SECONDS_PER_MEASUREMENT]   (default 5). Installs its peers with apt-get if missing.
+# Usage: bench/latency.sh [SECONDS_PER_MEASUREMENT [REPETITIONS]]   (defaults 5 and 3). Installs its peers
+# with apt-get if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-5}
+REPEATS=${2:-3}
 SIZE=64
 HOST=127.0.0.1
 
@@ -65,16 +67,35 @@ scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3}
 print("%.2f" % (2 * float(m.group(1)) * scale[m.group(2)]) if m else "n/a")'
 }
 
-printf '%-5s %-6s %14s %14s %20s %16s\n' proto wait "linkperf p50" "sockperf p50" "qperf 2*mean(1-way)" "linkperf/best"
-for proto in tcp udp; do
-    for wait in block spin; do
-        lp=$(linkperf_p50 "$proto" "$wait")
-        sp=$(sockperf_p50 "$proto" "$wait")
-        if [ "$wait" = block ]; then qp=$(qperf_rtt_mean "$proto"); else qp=n/a; fi
-        ratio=$(python3 -c "
-peers = [float(v) for v in ['$sp', '$qp'] if v not in ('', 'n/a')]
-print('%.2f' % ($lp / min(peers)) if peers else 'n/a')")
-        printf '%-5s %-6s %14s %14s %20s %16s\n' "$proto" "$wait" "$lp" "${sp:-n/a}" "$qp" "$ratio"
+# Peers alternate within each repetition, and each figure is the median over repetitions, so that a slow
+# phase of a shared machine does not land on one tool only.
+results=$(mktemp)
+for rep in $(seq "$REPEATS"); do
+    for proto in tcp udp; do
+        for wait in block spin; do
+            echo "$proto $wait linkperf $(linkperf_p50 "$proto" "$wait")" >>"$results"
+            echo "$proto $wait sockperf $(sockperf_p50 "$proto" "$wait")" >>"$results"
+            [ "$wait" = block ] && echo "$proto $wait qperf $(qperf_rtt_mean "$proto")" >>"$results"
+        done
     done
+    echo "repetition $rep of $REPEATS done" >&2
 done
-echo "all figures: 64-byte round trips on loopback, microseconds; ratio < 1 means linkperf is faster"
+python3 - "$results" "$REPEATS" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    proto, wait, tool, *value = line.split()
+    if value and value[0] != "n/a":
+        rows.setdefault((proto, wait, tool), []).append(float(value[0]))
+med = lambda k: statistics.median(rows[k]) if k in rows else None
+fmt = lambda v: "n/a" if v is None else "%.2f" % v
+print("%-5s %-6s %14s %14s %20s %14s" % ("proto", "wait", "linkperf p50", "sockperf p50", "qperf 2*mean(1-way)", "linkperf/best"))
+for proto in ("tcp", "udp"):
+    for wait in ("block", "spin"):
+        lp, sp, qp = (med((proto, wait, t)) for t in ("linkperf", "sockperf", "qperf"))
+        peers = [v for v in (sp, qp) if v is not None]
+        ratio = "%.2f" % (lp / min(peers)) if peers and lp else "n/a"
+        print("%-5s %-6s %14s %14s %20s %14s" % (proto, wait, fmt(lp), fmt(sp), fmt(qp), ratio))
+print("64-byte round trips on loopback, microseconds, median of %s repetitions; ratio < 1: linkperf is faster" % sys.argv[2])
+PY
+rm -f "$results"

@@ -118,7 +118,7 @@ fn echo_messages(socket: &Socket, size: usize, wait: WaitMode, live: impl Fn() -
         WaitMode::Spin => socket.set_nonblocking(true)?,
     }
     let mut message = vec![0u8; size];
-    while receive_message(socket, &mut message, &live)? {
+    while receive_message(socket, &mut message, wait, &live)? {
         match wait {
             WaitMode::Block => (&*socket).write_all(&message)?,
             WaitMode::Spin => write_all_spinning(socket, &message)?,
@@ -128,7 +128,12 @@ fn echo_messages(socket: &Socket, size: usize, wait: WaitMode, live: impl Fn() -
 }
 
 /// Fills `message`; `false` when the client closed between messages or the test is no longer live.
-fn receive_message(mut socket: &Socket, message: &mut [u8], live: &impl Fn() -> bool) -> std::io::Result<bool> {
+fn receive_message(
+    mut socket: &Socket,
+    message: &mut [u8],
+    wait: WaitMode,
+    live: &impl Fn() -> bool,
+) -> std::io::Result<bool> {
     let mut filled = 0;
     let mut spins = 0u32;
     let mut next_check = Instant::now() + LIVENESS_TICK;
@@ -138,7 +143,7 @@ fn receive_message(mut socket: &Socket, message: &mut [u8], live: &impl Fn() -> 
             Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
             Ok(n) => filled += n,
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == ErrorKind::WouldBlock && socket.nonblocking().unwrap_or(false) => {
+            Err(e) if e.kind() == ErrorKind::WouldBlock && wait == WaitMode::Spin => {
                 // Spinning: reading the clock on every empty poll would double its cost; every 1024th is enough.
                 spins = spins.wrapping_add(1);
                 if spins % 1024 == 0 && Instant::now() > next_check {
@@ -191,7 +196,10 @@ pub(super) fn serve_udp(socket: UdpSocket, shared: &Shared) {
                 follow_wait_mode(&socket, shared, &mut spinning);
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::TimedOut => {
-                admitted_token = AdmittedToken::default();
+                // An empty poll while spinning is no sign of idleness; a receive timeout is.
+                if !spinning {
+                    admitted_token = AdmittedToken::default();
+                }
                 follow_wait_mode(&socket, shared, &mut spinning);
             }
             Err(_) => std::hint::spin_loop(),
@@ -200,8 +208,8 @@ pub(super) fn serve_udp(socket: UdpSocket, shared: &Shared) {
 }
 
 /// The last token found live, so that a stream of datagrams of one test does not take the registry's lock
-/// and read the clock for each one. It is checked again every `RECHECK_EVERY` datagrams and whenever the
-/// socket falls idle, so a released token is echoed at most that many more times.
+/// and read the clock for each one. It is checked again every `RECHECK_EVERY` datagrams and whenever a
+/// blocking receive times out, so a released token is echoed at most that many more times.
 #[derive(Default)]
 struct AdmittedToken {
     token: Option<u32>,
