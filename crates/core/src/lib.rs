@@ -8,10 +8,11 @@ pub mod host_facts;
 pub mod run_result;
 pub mod spec;
 pub mod summary;
+pub mod throughput;
 pub mod units;
 
 pub use histogram::RttHistogram;
 pub use host_facts::HostFacts;
 pub use run_result::{RunResult, RunStatus, Series, SCHEMA_VERSION};
-pub use spec::{ConnectSpec, LatencySpec, Proto, StopCondition, WaitMode};
+pub use spec::{ConnectSpec, Direction, LatencySpec, Proto, StopCondition, ThroughputSpec, WaitMode};
 pub use summary::LatencySummary;

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::histogram::RttHistogram;
 use crate::host_facts::HostFacts;
-use crate::spec::{ConnectSpec, LatencySpec, Proto};
+use crate::spec::{ConnectSpec, LatencySpec, Proto, ThroughputSpec};
 use crate::summary::LatencySummary;
+use crate::throughput::{Flow, IntervalSample, TcpStats};
 
 /// Version of the result schema written by this build.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -21,6 +22,8 @@ pub enum Parameters {
     Latency(LatencySpec),
     /// A connection-establishment test.
     Connect(ConnectSpec),
+    /// A bulk-transfer test.
+    Throughput(ThroughputSpec),
 }
 
 impl Parameters {
@@ -29,6 +32,7 @@ impl Parameters {
         match self {
             Parameters::Latency(_) => "latency",
             Parameters::Connect(_) => "connect",
+            Parameters::Throughput(_) => "throughput",
         }
     }
 
@@ -37,6 +41,7 @@ impl Parameters {
         match self {
             Parameters::Latency(spec) => spec.proto,
             Parameters::Connect(spec) => spec.proto,
+            Parameters::Throughput(spec) => spec.proto,
         }
     }
 }
@@ -151,6 +156,41 @@ impl SeriesCounters {
     }
 }
 
+/// Throughput of one flow at one write size: the sum over streams, or one stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThroughputSeries {
+    /// Which test phase this belongs to (its direction).
+    pub phase: crate::spec::Direction,
+    /// Write size in bytes.
+    pub size_bytes: u64,
+    /// Direction of the data.
+    pub flow: Flow,
+    /// Stream number from 0, or `None` for the sum over all streams of this flow.
+    pub stream: Option<u16>,
+    /// Goodput measured where the data was read, in payload bits per second: for a sum, over the common
+    /// window; for a stream, over its own first-to-last byte. `None` when it could not be computed.
+    pub receiver_bps: Option<f64>,
+    /// Goodput as the sender saw it (bytes accepted by its socket), computed the same way.
+    pub sender_bps: Option<f64>,
+    /// Payload bytes read by the receiver (in the window, for a sum).
+    pub receiver_bytes: u64,
+    /// Payload bytes written by the sender (in the window, for a sum).
+    pub sender_bytes: u64,
+    /// Seconds over which `receiver_bps` was computed.
+    pub window_s: f64,
+    /// Write-size messages per second at the receiver's goodput.
+    pub messages_per_s: Option<f64>,
+    /// Microseconds per write-size message at the receiver's goodput (the inverse of `messages_per_s`).
+    pub us_per_message: Option<f64>,
+    /// The receiver's intervals (sums only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<IntervalSample>,
+    /// The sending socket's TCP state at the end (streams only, TCP only).
+    pub tcp: Option<TcpStats>,
+    /// Whether the phase ran its whole duration.
+    pub complete: bool,
+}
+
 /// A whole run: what was asked, where, by whom, and every series measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -168,8 +208,12 @@ pub struct RunResult {
     pub target: Target,
     /// Both endpoints' facts.
     pub endpoints: Endpoints,
-    /// Every series, in the order measured; per-session series follow their aggregate.
+    /// Every latency or connect series, in the order measured; per-session series follow their aggregate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<Series>,
+    /// Every throughput series, in the order measured; per-stream series follow their sum.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throughput: Vec<ThroughputSeries>,
     /// Whether the run completed.
     pub status: RunStatus,
 }

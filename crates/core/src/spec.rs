@@ -109,3 +109,60 @@ pub struct ConnectSpec {
     /// How long one connection may take before the run ends with an error.
     pub timeout_s: f64,
 }
+
+/// Which ways a throughput test moves data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// The client sends.
+    Upload,
+    /// The responder sends (the client still opens every connection, so this works through NAT).
+    Download,
+    /// Both at once, on separate connections (full duplex).
+    Bidirectional,
+}
+
+impl Direction {
+    /// The lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Upload => "upload",
+            Direction::Download => "download",
+            Direction::Bidirectional => "bidirectional",
+        }
+    }
+
+    /// The flows a phase in this direction carries.
+    pub fn flows(self) -> &'static [crate::throughput::Flow] {
+        use crate::throughput::Flow;
+        match self {
+            Direction::Upload => &[Flow::Upload],
+            Direction::Download => &[Flow::Download],
+            Direction::Bidirectional => &[Flow::Upload, Flow::Download],
+        }
+    }
+}
+
+/// A bulk-transfer (throughput) test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThroughputSpec {
+    /// Transport (tcp or unix).
+    pub proto: Proto,
+    /// The phases, run one after the other (one, or upload then download with `--sequential`).
+    pub phases: Vec<Direction>,
+    /// Parallel streams per flow.
+    pub streams: u16,
+    /// Write sizes in bytes, one series each.
+    pub sizes_bytes: Vec<u64>,
+    /// Length of each phase and size, in seconds.
+    pub duration_s: f64,
+    /// Length of a reporting interval, in seconds.
+    pub interval_s: f64,
+    /// Leading intervals left out of the totals (warm-up, e.g. TCP slow start).
+    pub omit_intervals: u32,
+    /// Socket send and receive buffer size requested, in bytes (`None`: the kernel's default and autotuning).
+    pub buffer_bytes: Option<u64>,
+    /// TCP congestion control for the sending sockets (`None`: the system's default).
+    #[serde(default)]
+    pub congestion: Option<String>,
+}

@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use crate::args::connect::ConnectArgs;
 use crate::args::latency::LatencyArgs;
 use crate::args::serve::ServeArgs;
+use crate::args::throughput::ThroughputArgs;
 
 /// Characterise a communication link: round-trip latency, connection setup time, and more.
 ///
@@ -31,6 +32,9 @@ pub enum Command {
     /// Connection-establishment latency: connect, request, first byte of the response.
     #[command(long_about = crate::args::connect::LONG_ABOUT)]
     Connect(ConnectArgs),
+    /// Throughput: bulk transfer one way or both, over parallel streams, per write size.
+    #[command(long_about = crate::args::throughput::LONG_ABOUT)]
+    Throughput(ThroughputArgs),
 }
 
 #[cfg(test)]

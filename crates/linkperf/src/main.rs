@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::serve::run(args),
         Command::Latency(args) => cmd::latency::run(args),
         Command::Connect(args) => cmd::connect::run(args),
+        Command::Throughput(args) => cmd::throughput::run(args),
     };
     match result {
         Ok(code) => code,

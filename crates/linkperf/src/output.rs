@@ -2,19 +2,29 @@
 
 use std::io::Write;
 
-use linkperf_core::run_result::{Endpoints, Parameters, Target, ToolInfo};
+use linkperf_core::run_result::{Endpoints, Parameters, Target, ThroughputSeries, ToolInfo};
 use linkperf_core::{HostFacts, RunResult, RunStatus, Series, SCHEMA_VERSION};
 use linkperf_net::NetError;
 use linkperf_report::Format;
 
 use crate::cmd::endpoint::Endpoint;
 
-/// Builds the result model of a run that measured `series` and perhaps stopped with `error`.
+/// What a driver measured, by kind of series.
+#[derive(Default)]
+pub struct Measured {
+    /// The responder's facts.
+    pub responder: HostFacts,
+    /// Latency or connect series.
+    pub series: Vec<Series>,
+    /// Throughput series.
+    pub throughput: Vec<ThroughputSeries>,
+}
+
+/// Builds the result model of a run that measured `measured` and perhaps stopped with `error`.
 pub fn build(
     parameters: Parameters,
     endpoint: &Endpoint,
-    responder: HostFacts,
-    series: Vec<Series>,
+    measured: Measured,
     error: Option<&NetError>,
     started_at: std::time::SystemTime,
 ) -> RunResult {
@@ -25,8 +35,9 @@ pub fn build(
         started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
         parameters,
         target: Target { host: endpoint.label.clone(), address: endpoint.target.describe() },
-        endpoints: Endpoints { client: linkperf_net::host::local_host_facts(), responder },
-        series,
+        endpoints: Endpoints { client: linkperf_net::host::local_host_facts(), responder: measured.responder },
+        series: measured.series,
+        throughput: measured.throughput,
         status: match error {
             Some(e) => RunStatus::Partial { error: e.to_string() },
             None => RunStatus::Complete,

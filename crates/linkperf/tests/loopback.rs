@@ -126,3 +126,50 @@ fn a_real_responder_serves_every_proto_and_logs_each_session() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(server.wait_for_log("1 tests", std::time::Duration::from_secs(5)), "{:?}", server.log.lock().unwrap());
 }
+
+#[test]
+fn throughput_runs_every_direction_and_reports_both_ends() {
+    for (proto, direction) in [("tcp", "up"), ("tcp", "down"), ("unix", "bidir")] {
+        let output = linkperf()
+            .args(["throughput", "--proto", proto, "--direction", direction, "-P", "2", "--duration", "1s"])
+            .args(["--interval", "250ms", "--json"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{proto} {direction}: {}", String::from_utf8_lossy(&output.stderr));
+        let result = json(&output.stdout);
+        let series = result["throughput"].as_array().unwrap();
+        let flows = if direction == "bidir" { 2 } else { 1 };
+        assert_eq!(series.len(), flows * 3, "a sum and two streams per flow");
+        for s in series {
+            let (received, sent) = (s["receiver_bps"].as_f64().unwrap(), s["sender_bps"].as_f64().unwrap());
+            assert!(received > 0.0 && sent > 0.0, "{s}");
+            // Nothing is lost inside one host: the two ends agree to within the edges of their windows.
+            assert!((received - sent).abs() / sent < 0.1, "{proto} {direction}: received {received}, sent {sent}");
+        }
+        let sum = &series[0];
+        assert!(sum["stream"].is_null());
+        // 1 s in 250 ms intervals, and perhaps a fifth for bytes still in flight at the end.
+        let intervals = sum["intervals"].as_array().unwrap().len();
+        assert!((4..=5).contains(&intervals), "{intervals} intervals");
+        assert!(sum["window_s"].as_f64().unwrap() > 0.9, "{sum}");
+    }
+}
+
+#[test]
+fn throughput_sizes_give_one_row_each_with_time_per_message() {
+    let output = linkperf()
+        .args(["throughput", "--size", "64,64k", "--duration", "500ms", "--interval", "100ms", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let result = json(&output.stdout);
+    let series = result["throughput"].as_array().unwrap();
+    let sizes: Vec<u64> = series.iter().map(|s| s["size_bytes"].as_u64().unwrap()).collect();
+    assert_eq!(sizes, vec![64, 65536]);
+    for s in series {
+        let (bps, us) = (s["receiver_bps"].as_f64().unwrap(), s["us_per_message"].as_f64().unwrap());
+        let size = s["size_bytes"].as_f64().unwrap();
+        assert!((us - size * 8.0 / bps * 1e6).abs() < 1e-6 * us, "µs per message is the size at the goodput");
+        assert!(s["tcp"]["mss_bytes"].as_u64().unwrap() > 0, "TCP state of the sender");
+    }
+}

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use linkperf_core::HostFacts;
 use linkperf_proto::auth::{self, Side};
-use linkperf_proto::{read_frame, write_frame, Message, Preamble, Role, TestRequest};
+use linkperf_proto::{
+    read_frame, read_frame_up_to, write_frame, Message, Preamble, Role, TestRequest, MAX_CLIENT_FRAME_BYTES,
+};
 use socket2::Socket;
 
 use crate::host::local_host_facts;
@@ -68,6 +70,15 @@ impl ControlClient {
         }
     }
 
+    /// The responder's records of a throughput test's streams.
+    pub fn report(&mut self, token: u32) -> Result<Vec<linkperf_core::throughput::StreamRecord>, NetError> {
+        self.send(&Message::ReportRequest { token })?;
+        match self.receive()? {
+            Message::Report { streams } => Ok(streams),
+            other => Err(unexpected("report", &other)),
+        }
+    }
+
     /// Tells the responder a test is finished, so it releases the token.
     pub fn done(&mut self, token: u32) -> Result<(), NetError> {
         self.send(&Message::TestDone { token })
@@ -123,7 +134,7 @@ impl ControlClient {
     }
 
     fn receive(&mut self) -> Result<Message, NetError> {
-        match read_frame(&mut &self.socket) {
+        match read_frame_up_to(&mut &self.socket, MAX_CLIENT_FRAME_BYTES) {
             Ok(Message::Error { code, message }) => match code {
                 linkperf_proto::ErrorCode::AuthFailed => {
                     Err(NetError::Auth(format!("authentication failed: {message}")))

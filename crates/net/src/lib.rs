@@ -13,6 +13,8 @@ pub mod latency;
 pub mod observer;
 pub mod responder;
 pub mod target;
+pub mod tcp_info;
+pub mod throughput;
 pub mod transport;
 
 pub use control::ControlClient;

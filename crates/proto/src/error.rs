@@ -18,7 +18,7 @@ pub enum ProtoError {
     #[error("unknown connection role {0}")]
     UnknownRole(u8),
     /// A frame announced a body larger than the maximum.
-    #[error("frame of {0} bytes exceeds the maximum of {max} bytes", max = crate::MAX_FRAME_BYTES)]
+    #[error("frame of {0} bytes exceeds the maximum frame size")]
     Oversized(u32),
     /// A frame's body is not a valid message.
     #[error("malformed message: {0}")]

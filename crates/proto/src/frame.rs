@@ -8,8 +8,10 @@ use std::io::{ErrorKind, Read, Write};
 
 use crate::{Message, ProtoError};
 
-/// The largest frame body accepted or sent, in bytes.
+/// The largest frame body a responder accepts, in bytes.
 pub const MAX_FRAME_BYTES: u32 = 64 * 1024;
+/// The largest frame body a client accepts (throughput reports carry every stream's bins), in bytes.
+pub const MAX_CLIENT_FRAME_BYTES: u32 = 16 * 1024 * 1024;
 
 /// Encodes a message as one frame (header and body).
 pub fn encode_frame(message: &Message) -> Vec<u8> {
@@ -30,7 +32,7 @@ pub fn decode_body(body: &[u8]) -> Result<Message, ProtoError> {
 /// Writes one message as a frame and flushes it.
 pub fn write_frame<W: Write>(writer: &mut W, message: &Message) -> Result<(), ProtoError> {
     let frame = encode_frame(message);
-    if frame.len() - 4 > MAX_FRAME_BYTES as usize {
+    if frame.len() - 4 > MAX_CLIENT_FRAME_BYTES as usize {
         return Err(ProtoError::Oversized((frame.len() - 4) as u32));
     }
     writer.write_all(&frame)?;
@@ -38,13 +40,18 @@ pub fn write_frame<W: Write>(writer: &mut W, message: &Message) -> Result<(), Pr
     Ok(())
 }
 
-/// Reads one frame and decodes its message. A clean end of input before the header is `Closed`; an end
-/// inside a frame is `Truncated`.
+/// Reads one frame of at most [`MAX_FRAME_BYTES`] and decodes its message. A clean end of input before the
+/// header is `Closed`; an end inside a frame is `Truncated`.
 pub fn read_frame<R: Read>(reader: &mut R) -> Result<Message, ProtoError> {
+    read_frame_up_to(reader, MAX_FRAME_BYTES)
+}
+
+/// Reads one frame of at most `max` bytes and decodes its message.
+pub fn read_frame_up_to<R: Read>(reader: &mut R, max: u32) -> Result<Message, ProtoError> {
     let mut header = [0u8; 4];
     read_exact_or(reader, &mut header, ProtoError::Closed)?;
     let length = u32::from_be_bytes(header);
-    if length > MAX_FRAME_BYTES {
+    if length > max {
         return Err(ProtoError::Oversized(length));
     }
     let mut body = vec![0u8; length as usize];

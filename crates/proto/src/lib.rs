@@ -14,10 +14,10 @@ pub mod preamble;
 pub mod probe;
 
 pub use error::ProtoError;
-pub use frame::{read_frame, write_frame, MAX_FRAME_BYTES};
+pub use frame::{read_frame, read_frame_up_to, write_frame, MAX_CLIENT_FRAME_BYTES, MAX_FRAME_BYTES};
 pub use limits::Limits;
 pub use message::{ErrorCode, Message, TestRequest, CAPABILITIES};
-pub use preamble::{Preamble, Role, MESSAGE_SIZE_BYTES, PREAMBLE_BYTES};
+pub use preamble::{Preamble, Role, StreamHeader, MESSAGE_SIZE_BYTES, PREAMBLE_BYTES};
 pub use probe::{ProbeHeader, PROBE_HEADER_BYTES};
 
 /// The protocol version this build speaks.

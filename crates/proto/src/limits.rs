@@ -35,6 +35,7 @@ impl Limits {
             TestRequest::Latency { planned_duration_s, .. } | TestRequest::Connect { planned_duration_s, .. } => {
                 *planned_duration_s
             }
+            TestRequest::Throughput { duration_s, .. } => Some(*duration_s),
         };
         if let Some(planned) = planned.filter(|&p| p > self.max_duration_s) {
             return Err(format!(
@@ -50,6 +51,12 @@ impl Limits {
                 Err(format!("connect needs a connection-oriented transport, not {}", proto.name()))
             }
             TestRequest::Connect { .. } => Ok(()),
+            TestRequest::Throughput { proto: Proto::Udp, .. } => {
+                Err("UDP throughput is not served by this version; use --proto tcp or unix".into())
+            }
+            TestRequest::Throughput { connections, write_bytes, .. } => {
+                self.check_latency(Proto::Tcp, *write_bytes, *connections)
+            }
         }
     }
 

@@ -13,6 +13,7 @@
 //! ```
 //! Either side may send `Error` at any time; the responder closes the session after sending one.
 
+use linkperf_core::throughput::StreamRecord;
 use linkperf_core::{HostFacts, Proto, WaitMode};
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +61,17 @@ pub enum Message {
         /// Identifies the test's data traffic.
         token: u32,
     },
+    /// The client asks for the responder's measurements of a throughput test's streams, once its own streams
+    /// have ended.
+    ReportRequest {
+        /// The test's token.
+        token: u32,
+    },
+    /// The responder's measurements of every stream of a throughput test.
+    Report {
+        /// One record per stream the responder took part in.
+        streams: Vec<StreamRecord>,
+    },
     /// The client finished a test; the responder releases its token.
     TestDone {
         /// The token of the finished test.
@@ -92,6 +104,24 @@ pub enum TestRequest {
         /// The test's planned length in seconds, when the client knows it.
         planned_duration_s: Option<f64>,
     },
+    /// Bulk transfer: each data connection carries one direction, named in its data header.
+    Throughput {
+        /// Transport of the data connections.
+        proto: Proto,
+        /// Data connections the client will open over the whole test.
+        connections: u32,
+        /// Bytes per write when the responder sends.
+        write_bytes: u64,
+        /// How long the responder sends, per connection, in seconds.
+        duration_s: f64,
+        /// Reporting interval, in seconds.
+        interval_s: f64,
+        /// Socket buffer size to request, in bytes.
+        buffer_bytes: Option<u64>,
+        /// TCP congestion control for the responder's sending sockets.
+        #[serde(default)]
+        congestion: Option<String>,
+    },
     /// Connection-establishment probes: the responder answers each with one byte and closes.
     Connect {
         /// Transport of the probes.
@@ -102,7 +132,7 @@ pub enum TestRequest {
 }
 
 /// The tests this build's responder serves, as named in `TestRequest`'s `test` tag.
-pub const CAPABILITIES: &[&str] = &["latency", "connect"];
+pub const CAPABILITIES: &[&str] = &["latency", "connect", "throughput"];
 
 impl TestRequest {
     /// The test's name, as in its `test` tag and in `Welcome::capabilities`.
@@ -110,13 +140,16 @@ impl TestRequest {
         match self {
             TestRequest::Latency { .. } => "latency",
             TestRequest::Connect { .. } => "connect",
+            TestRequest::Throughput { .. } => "throughput",
         }
     }
 
     /// The transport the test's data uses.
     pub fn proto(&self) -> Proto {
         match self {
-            TestRequest::Latency { proto, .. } | TestRequest::Connect { proto, .. } => *proto,
+            TestRequest::Latency { proto, .. }
+            | TestRequest::Connect { proto, .. }
+            | TestRequest::Throughput { proto, .. } => *proto,
         }
     }
 }

@@ -4,8 +4,9 @@
 //! 0      4        6      7          8            12
 //! | LKPF | version | role | reserved | token (u32) |   all integers big-endian
 //! ```
-//! A data preamble is followed by the connection's message size (u32): the responder returns each message
-//! of that many bytes once it has received all of it.
+//! A data preamble is followed by a 4-byte data header whose meaning depends on the test: for latency, the
+//! connection's message size (u32), each message being returned once whole; for throughput, a
+//! [`StreamHeader`].
 //!
 //! The layout is stable across versions, so that a responder can always tell a peer of another version
 //! apart from garbage and answer it with an error frame.
@@ -14,8 +15,44 @@ use std::io::Read;
 
 use crate::{ProtoError, PROTOCOL_VERSION};
 
-/// Size of the message-size field that follows a data preamble.
+/// Size of the data header that follows a data preamble.
 pub const MESSAGE_SIZE_BYTES: usize = 4;
+
+/// The data header of a throughput connection: who sends, and the stream's number.
+///
+/// ```text
+/// 0           1          2              4
+/// | direction | reserved | stream (u16) |     direction: 0 the client sends, 1 the responder sends
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamHeader {
+    /// Which way the data flows.
+    pub flow: linkperf_core::throughput::Flow,
+    /// The stream's number, unique within the test.
+    pub index: u16,
+}
+
+impl StreamHeader {
+    /// The 4 wire bytes.
+    pub fn encode(&self) -> [u8; MESSAGE_SIZE_BYTES] {
+        let direction = match self.flow {
+            linkperf_core::throughput::Flow::Upload => 0,
+            linkperf_core::throughput::Flow::Download => 1,
+        };
+        let index = self.index.to_be_bytes();
+        [direction, 0, index[0], index[1]]
+    }
+
+    /// Decodes 4 bytes; `None` for an unknown direction.
+    pub fn decode(bytes: [u8; MESSAGE_SIZE_BYTES]) -> Option<Self> {
+        let flow = match bytes[0] {
+            0 => linkperf_core::throughput::Flow::Upload,
+            1 => linkperf_core::throughput::Flow::Download,
+            _ => return None,
+        };
+        Some(Self { flow, index: u16::from_be_bytes([bytes[2], bytes[3]]) })
+    }
+}
 
 /// The magic bytes that start every connection.
 pub const MAGIC: [u8; 4] = *b"LKPF";
@@ -105,6 +142,15 @@ mod tests {
         let bytes = Preamble { version: 1, role: Role::Data, token: 0x0102_0304 }.encode();
         assert_eq!(bytes, [b'L', b'K', b'P', b'F', 0, 1, 2, 0, 1, 2, 3, 4]);
         assert_eq!(Preamble::decode(&bytes).ok(), Some(Preamble { version: 1, role: Role::Data, token: 0x0102_0304 }));
+    }
+
+    #[test]
+    fn stream_headers_match_their_byte_fixture() {
+        use linkperf_core::throughput::Flow;
+        let header = StreamHeader { flow: Flow::Download, index: 258 };
+        assert_eq!(header.encode(), [1, 0, 1, 2]);
+        assert_eq!(StreamHeader::decode([1, 0, 1, 2]), Some(header));
+        assert_eq!(StreamHeader::decode([7, 0, 0, 0]), None);
     }
 
     #[test]

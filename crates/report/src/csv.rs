@@ -9,12 +9,18 @@ use crate::Reporter;
 /// Column names; units are part of each name.
 pub const COLUMNS: &str = "test,proto,size_bytes,session,count,min_us,mean_us,stddev_us,p50_us,p90_us,p99_us,p999_us,max_us,transactions_per_s,lost,late,elapsed_s,complete";
 
+/// Column names of throughput rows.
+pub const THROUGHPUT_COLUMNS: &str = "test,proto,phase,size_bytes,flow,stream,receiver_bps,sender_bps,receiver_bytes,sender_bytes,window_s,messages_per_s,us_per_message,retransmits,cwnd_bytes,srtt_us,congestion,complete";
+
 /// CSV with a header row. An empty cell means "not applicable" (no size, the aggregate session, or nothing
 /// measured).
 pub struct CsvReporter;
 
 impl Reporter for CsvReporter {
     fn render(&self, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+        if !run.throughput.is_empty() {
+            return render_throughput(run, out);
+        }
         writeln!(out, "{COLUMNS}")?;
         let test = run.parameters.test_name();
         let proto = run.parameters.proto().name();
@@ -43,6 +49,35 @@ impl Reporter for CsvReporter {
     }
 }
 
+fn render_throughput(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{THROUGHPUT_COLUMNS}")?;
+    let proto = run.parameters.proto().name();
+    let opt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+    for s in &run.throughput {
+        let tcp = match &s.tcp {
+            Some(t) => format!("{},{},{},{}", t.retransmits, t.cwnd_bytes, t.srtt_us, t.congestion),
+            None => ",,,".to_string(),
+        };
+        writeln!(
+            out,
+            "throughput,{proto},{},{},{},{},{},{},{},{},{:.6},{},{},{tcp},{}",
+            s.phase.name(),
+            s.size_bytes,
+            s.flow.name(),
+            s.stream.map(|v| v.to_string()).unwrap_or_default(),
+            opt(s.receiver_bps),
+            opt(s.sender_bps),
+            s.receiver_bytes,
+            s.sender_bytes,
+            s.window_s,
+            opt(s.messages_per_s),
+            opt(s.us_per_message),
+            s.complete
+        )?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,6 +87,16 @@ mod tests {
         let mut out = Vec::new();
         CsvReporter.render(&crate::fixture::latency_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
+    }
+
+    #[test]
+    fn throughput_csv_matches_snapshot() {
+        let mut out = Vec::new();
+        CsvReporter.render(&crate::fixture::throughput_run(), &mut out).expect("renders");
+        let text = String::from_utf8_lossy(&out);
+        let columns = THROUGHPUT_COLUMNS.split(',').count();
+        assert!(text.lines().all(|l| l.split(',').count() == columns), "{text}");
+        insta::assert_snapshot!(text);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 pub mod csv;
 pub mod json;
 pub mod table;
+mod throughput_table;
 
 use std::io::{self, Write};
 
@@ -92,7 +93,77 @@ pub(crate) mod fixture {
             target: Target { host: "embedded".into(), address: "127.0.0.1:5250".into() },
             endpoints: Endpoints { client: host.clone(), responder: host },
             series,
+            throughput: Vec::new(),
             status: RunStatus::Complete,
         }
+    }
+
+    /// A two-stream TCP upload of 1 s intervals with fixed stream records.
+    pub fn throughput_run() -> RunResult {
+        use linkperf_core::run_result::ThroughputSeries;
+        use linkperf_core::throughput::{sum_streams, End, Flow, StreamMeter, TcpStats};
+        let second = 1_000_000_000u64;
+        let records: Vec<_> = (0..2u16)
+            .map(|i| {
+                let mut meter = StreamMeter::new(i, Flow::Upload, End::Receiver, second, second);
+                (0..=30u64).for_each(|k| meter.record(1_000_000 + u64::from(i) * 250_000, k * second / 10 + 1));
+                meter.finish(None)
+            })
+            .collect();
+        let sum = sum_streams(&records, 0).expect("common intervals");
+        let tcp = TcpStats {
+            retransmits: 3,
+            cwnd_bytes: 655_360,
+            srtt_us: 42,
+            mss_bytes: 65_483,
+            congestion: "cubic".into(),
+        };
+        let mut throughput = vec![ThroughputSeries {
+            phase: Direction::Upload,
+            size_bytes: 131_072,
+            flow: Flow::Upload,
+            stream: None,
+            receiver_bps: Some(sum.goodput_bps),
+            sender_bps: Some(sum.goodput_bps * 1.001),
+            receiver_bytes: sum.bytes,
+            sender_bytes: sum.bytes + 1000,
+            window_s: sum.window_s,
+            messages_per_s: Some(sum.goodput_bps / 8.0 / 131_072.0),
+            us_per_message: Some(131_072.0 * 8.0 / sum.goodput_bps * 1e6),
+            intervals: sum.intervals,
+            tcp: None,
+            complete: true,
+        }];
+        for r in &records {
+            throughput.push(ThroughputSeries {
+                stream: Some(r.index),
+                receiver_bps: Some(r.goodput_bps()),
+                sender_bps: Some(r.goodput_bps()),
+                receiver_bytes: r.bytes,
+                sender_bytes: r.bytes,
+                window_s: (r.last_ns - r.first_ns) as f64 / 1e9,
+                messages_per_s: Some(r.goodput_bps() / 8.0 / 131_072.0),
+                us_per_message: Some(131_072.0 * 8.0 / r.goodput_bps() * 1e6),
+                intervals: Vec::new(),
+                tcp: Some(tcp.clone()),
+                ..throughput[0].clone()
+            });
+        }
+        let mut run = latency_run();
+        run.parameters = Parameters::Throughput(ThroughputSpec {
+            proto: Proto::Tcp,
+            phases: vec![Direction::Upload],
+            streams: 2,
+            sizes_bytes: vec![131_072],
+            duration_s: 3.0,
+            interval_s: 1.0,
+            omit_intervals: 0,
+            buffer_bytes: None,
+            congestion: None,
+        });
+        run.command = vec!["linkperf".into(), "throughput".into(), "-P".into(), "2".into()];
+        run.series = Vec::new();
+        run.throughput = throughput;
+        run
     }
 }

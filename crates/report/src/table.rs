@@ -14,9 +14,13 @@ pub struct TableReporter;
 impl Reporter for TableReporter {
     fn render(&self, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         write_header(run, out)?;
-        let rate_label = match run.parameters {
+        let rate_label = match &run.parameters {
             Parameters::Latency(_) => "trans/s",
             Parameters::Connect(_) => "conn/s",
+            Parameters::Throughput(spec) => {
+                crate::throughput_table::write_body(spec, run, out)?;
+                return write_footer(run, out);
+            }
         };
         writeln!(
             out,
@@ -59,6 +63,22 @@ fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
                 spec.wait.name()
             )?;
             writeln!(out, "round-trip times in µs; request and reply each carry SIZE bytes of payload")?;
+        }
+        Parameters::Throughput(spec) => {
+            let phases: Vec<&str> = spec.phases.iter().map(|p| p.name()).collect();
+            let streams = if spec.streams == 1 { "1 stream".into() } else { format!("{} streams", spec.streams) };
+            writeln!(
+                out,
+                "throughput over {} to {target}: {}, {streams} per direction, {} s each, intervals of {} s",
+                spec.proto.name(),
+                phases.join(" then "),
+                spec.duration_s,
+                spec.interval_s
+            )?;
+            writeln!(
+                out,
+                "goodput in Mbit/s of payload (application bytes, 1 Mbit = 10^6 bit) read by the receiver; what the sender wrote beside it"
+            )?;
         }
         Parameters::Connect(spec) => {
             writeln!(out, "connect over {} to {target}", spec.proto.name())?;
@@ -121,6 +141,13 @@ mod tests {
     fn table_matches_snapshot() {
         let mut out = Vec::new();
         TableReporter.render(&crate::fixture::latency_run(), &mut out).expect("renders");
+        insta::assert_snapshot!(String::from_utf8_lossy(&out));
+    }
+
+    #[test]
+    fn throughput_table_matches_snapshot() {
+        let mut out = Vec::new();
+        TableReporter.render(&crate::fixture::throughput_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }
 

@@ -6,4 +6,5 @@ pub mod latency;
 pub mod output;
 pub mod serve;
 pub mod target;
+pub mod throughput;
 pub mod value;

@@ -8,7 +8,7 @@ use linkperf_net::connect::run_connect;
 
 use crate::args::connect::ConnectArgs;
 use crate::cmd::endpoint;
-use crate::output;
+use crate::output::{self, Measured};
 use crate::progress::Progress;
 
 /// Runs the test; prints what was measured even when it stopped early (then exits 1).
@@ -20,8 +20,8 @@ pub fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
     let started_at = std::time::SystemTime::now();
     let run = run_connect(&endpoint.target, key.as_deref(), &spec, &progress)?;
     progress.finish();
-    let result =
-        output::build(Parameters::Connect(spec), &endpoint, run.responder, run.series, run.error.as_ref(), started_at);
+    let measured = Measured { responder: run.responder, series: run.series, ..Measured::default() };
+    let result = output::build(Parameters::Connect(spec), &endpoint, measured, run.error.as_ref(), started_at);
     output::emit(&result, args.output.format())?;
     super::latency::finish(run.error)
 }

@@ -9,7 +9,7 @@ use linkperf_net::latency::run_latency;
 use crate::args::latency::LatencyArgs;
 use crate::cmd::endpoint;
 use crate::exit::{self, UsageError};
-use crate::output;
+use crate::output::{self, Measured};
 use crate::progress::Progress;
 
 /// Runs the test; prints what was measured even when it stopped early (then exits 1).
@@ -24,8 +24,8 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
         other => anyhow::Error::new(other),
     })?;
     progress.finish();
-    let result =
-        output::build(Parameters::Latency(spec), &endpoint, run.responder, run.series, run.error.as_ref(), started_at);
+    let measured = Measured { responder: run.responder, series: run.series, ..Measured::default() };
+    let result = output::build(Parameters::Latency(spec), &endpoint, measured, run.error.as_ref(), started_at);
     output::emit(&result, args.output.format())?;
     finish(run.error)
 }

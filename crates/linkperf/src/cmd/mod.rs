@@ -4,3 +4,4 @@ pub mod connect;
 pub mod endpoint;
 pub mod latency;
 pub mod serve;
+pub mod throughput;

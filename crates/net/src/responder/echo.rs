@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use linkperf_core::{Proto, WaitMode};
-use linkperf_proto::{ErrorCode, Message, Preamble, ProbeHeader, ProtoError, Role, MESSAGE_SIZE_BYTES, PREAMBLE_BYTES};
+use linkperf_proto::{
+    ErrorCode, Message, Preamble, ProbeHeader, ProtoError, Role, StreamHeader, MESSAGE_SIZE_BYTES, PREAMBLE_BYTES,
+};
 use socket2::Socket;
 
 use super::registry::TestKind;
@@ -93,21 +95,35 @@ fn answer_probe(mut socket: &Socket, token: u32, proto: Proto, shared: &Shared) 
 }
 
 fn echo_stream(socket: Socket, token: u32, proto: Proto, shared: &Shared) {
-    let entry = match shared.registry.attach_stream(token, proto, Instant::now(), Some(&socket)) {
-        Ok(entry) if entry.kind == TestKind::Echo => entry,
+    serve_data(&socket, token, proto, shared);
+    // The registry holds a duplicate of this socket (to cut it when the test is released), so dropping ours
+    // would not close the connection: shut it down explicitly.
+    let _ = socket.shutdown(std::net::Shutdown::Both);
+}
+
+/// Serves a data connection by its test's kind: echo for latency, sink or source for throughput.
+fn serve_data(socket: &Socket, token: u32, proto: Proto, shared: &Shared) {
+    let entry = match shared.registry.attach_stream(token, proto, Instant::now(), Some(socket)) {
+        Ok(entry) if entry.kind != TestKind::ConnectProbe => entry,
         _ => return,
     };
     let _ = socket.set_read_timeout(Some(PREAMBLE_TIMEOUT));
-    let mut size = [0u8; MESSAGE_SIZE_BYTES];
-    if read_some(&socket, &mut size, 0) != MESSAGE_SIZE_BYTES {
-        return;
-    }
-    let size = u32::from_be_bytes(size) as u64;
-    if size == 0 || size > entry.max_message_bytes {
+    let mut header = [0u8; MESSAGE_SIZE_BYTES];
+    if read_some(socket, &mut header, 0) != MESSAGE_SIZE_BYTES {
         return;
     }
     let live = || shared.registry.is_live(token, proto, Instant::now());
-    let _ = echo_messages(&socket, size as usize, entry.wait, live);
+    if let Some(state) = &entry.bulk {
+        if let Some(header) = StreamHeader::decode(header) {
+            super::bulk::serve_stream(socket, header, state, live);
+        }
+        return;
+    }
+    let size = u32::from_be_bytes(header) as u64;
+    if size == 0 || size > entry.max_message_bytes {
+        return;
+    }
+    let _ = echo_messages(socket, size as usize, entry.wait, live);
 }
 
 /// Returns each message of `size` bytes once all of it has arrived, until the client closes, the test ends

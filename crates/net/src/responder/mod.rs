@@ -6,6 +6,7 @@
 //! itself, so that connection-establishment latency does not include a thread start. Every read has a
 //! timeout, and a session's tests are released when it ends however it ends.
 
+mod bulk;
 mod echo;
 mod registry;
 mod session;

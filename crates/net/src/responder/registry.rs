@@ -19,6 +19,8 @@ pub(crate) enum TestKind {
     Echo,
     /// Answer one byte per connection, then close.
     ConnectProbe,
+    /// Sink or source bulk data, as each connection's header says.
+    Throughput,
 }
 
 /// One registered test.
@@ -32,6 +34,8 @@ pub(crate) struct TestEntry {
     pub max_streams: u32,
     pub streams: u32,
     pub max_message_bytes: u64,
+    /// The shared state of a throughput test.
+    pub bulk: Option<std::sync::Arc<super::bulk::BulkState>>,
 }
 
 /// The shared table of running tests.
@@ -104,7 +108,7 @@ impl Registry {
         if entry.proto != proto || now > entry.deadline {
             return Err(format!("test token {token:08x} is not a running {} test", proto.name()));
         }
-        if entry.kind == TestKind::Echo {
+        if entry.kind != TestKind::ConnectProbe {
             if entry.streams >= entry.max_streams {
                 return Err(format!("test token {token:08x} already has its {} connections", entry.max_streams));
             }
@@ -114,6 +118,13 @@ impl Registry {
             }
         }
         Ok(slot.entry.clone())
+    }
+
+    /// The state of a throughput test of `session`, with the number of streams admitted so far.
+    pub fn bulk(&self, session: u64, token: u32) -> Option<(std::sync::Arc<super::bulk::BulkState>, u32)> {
+        let tests = self.lock();
+        let slot = tests.get(&token).filter(|s| s.entry.session == session)?;
+        Some((slot.entry.bulk.clone()?, slot.entry.streams))
     }
 
     /// Whether `token` still admits traffic of `proto`.
@@ -159,6 +170,7 @@ mod tests {
             max_streams,
             streams: 0,
             max_message_bytes: 64,
+            bulk: None,
         }
     }
 

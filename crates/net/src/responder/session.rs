@@ -8,6 +8,7 @@ use linkperf_proto::auth::{self, Side};
 use linkperf_proto::{read_frame, write_frame, ErrorCode, Message, ProtoError, TestRequest};
 use socket2::Socket;
 
+use super::bulk::BulkState;
 use super::echo::log;
 use super::registry::{TestEntry, TestKind};
 use super::Shared;
@@ -19,6 +20,8 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 const TICK: Duration = Duration::from_secs(1);
 /// A session with no running test and no message for this long is closed.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a report waits for streams whose connections are still closing.
+const REPORT_WAIT: Duration = Duration::from_secs(3);
 /// Grace beyond the responder's maximum duration before a test's traffic is cut.
 const DEADLINE_GRACE: Duration = Duration::from_secs(2);
 
@@ -131,6 +134,7 @@ impl Session<'_> {
     fn handle(&mut self, message: Message) -> Result<(), Ending> {
         match message {
             Message::TestRequest(request) => self.start_test(request),
+            Message::ReportRequest { token } => self.report(token),
             Message::TestDone { token } => {
                 self.shared.registry.release(self.id, token);
                 Ok(())
@@ -155,6 +159,34 @@ impl Session<'_> {
                 max_streams: connections,
                 streams: 0,
                 max_message_bytes,
+                bulk: None,
+            },
+            TestRequest::Throughput {
+                proto,
+                connections,
+                write_bytes,
+                duration_s,
+                interval_s,
+                buffer_bytes,
+                congestion,
+            } => TestEntry {
+                session: self.id,
+                proto,
+                kind: TestKind::Throughput,
+                wait: linkperf_core::WaitMode::Block,
+                deadline,
+                max_streams: connections,
+                streams: 0,
+                max_message_bytes: write_bytes,
+                bulk: Some(std::sync::Arc::new(BulkState {
+                    epoch: std::sync::OnceLock::new(),
+                    records: std::sync::Mutex::new(Vec::new()),
+                    write_bytes: write_bytes as usize,
+                    duration: Duration::from_secs_f64(duration_s),
+                    interval_ns: (interval_s * 1e9) as u64,
+                    buffer_bytes,
+                    congestion,
+                })),
             },
             TestRequest::Connect { proto, .. } => TestEntry {
                 session: self.id,
@@ -165,11 +197,26 @@ impl Session<'_> {
                 max_streams: u32::MAX,
                 streams: 0,
                 max_message_bytes: 0,
+                bulk: None,
             },
         };
         let token = self.shared.registry.register(entry);
         self.tests += 1;
         self.send(&Message::TestAccepted { token })
+    }
+
+    /// Sends the records of a throughput test's streams, waiting briefly for streams still finishing.
+    fn report(&mut self, token: u32) -> Result<(), Ending> {
+        let Some((state, admitted)) = self.shared.registry.bulk(self.id, token) else {
+            return Err(self.refuse(ErrorCode::Malformed, &format!("no throughput test with token {token:08x}")));
+        };
+        let deadline = Instant::now() + REPORT_WAIT;
+        let mut streams = state.records();
+        while streams.len() < admitted as usize && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+            streams = state.records();
+        }
+        self.send(&Message::Report { streams })
     }
 
     fn check_time(&mut self, last_message: Instant) -> Option<Ending> {

@@ -1,0 +1,339 @@
+//! Throughput measurements: what one end of one stream saw, and how stream records become the reported
+//! goodput figures (docs/metrics.md, "Throughput").
+//!
+//! A `StreamMeter` counts payload bytes into fine time bins (a fraction of the reporting interval, see
+//! [`resolution_ns`]) on a clock shared by every stream measured on the same host; times are passed in, so
+//! this stays free of clocks. The sum over several streams is taken over the fine bins during which every
+//! stream was transferring: the window is exactly the total length of those bins and the bytes are exactly
+//! what was read in them, so streams that start or end a little apart neither inflate nor dilute the sum,
+//! and at most two fine bins of the run are left out at its edges.
+
+use serde::{Deserialize, Serialize};
+
+/// Which way data flows, seen from the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Flow {
+    /// Client to responder.
+    Upload,
+    /// Responder to client.
+    Download,
+}
+
+impl Flow {
+    /// The lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flow::Upload => "upload",
+            Flow::Download => "download",
+        }
+    }
+}
+
+/// Which end of a stream a record describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum End {
+    /// The end that wrote the data.
+    Sender,
+    /// The end that read it.
+    Receiver,
+}
+
+/// TCP state of a sending socket at the end of a stream, from `TCP_INFO` and `TCP_CONGESTION`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TcpStats {
+    /// Segments retransmitted over the connection's life (`tcpi_total_retrans`).
+    pub retransmits: u64,
+    /// Congestion window in bytes (`tcpi_snd_cwnd` x `tcpi_snd_mss`).
+    pub cwnd_bytes: u64,
+    /// Smoothed round-trip time in microseconds (`tcpi_rtt`).
+    pub srtt_us: u64,
+    /// Maximum segment size in bytes (`tcpi_snd_mss`).
+    pub mss_bytes: u64,
+    /// Congestion control algorithm, e.g. `cubic`.
+    pub congestion: String,
+}
+
+/// What one end measured of one stream. Times are nanoseconds since that end's test epoch (the first byte
+/// of any stream of the test at that end); `bins[k]` holds the bytes of fine bin k, [k*R, (k+1)*R) with R
+/// = `resolution_ns`, which divides the interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamRecord {
+    /// Stream number from 0, unique within the test.
+    pub index: u16,
+    /// Direction of the stream.
+    pub flow: Flow,
+    /// Which end measured this.
+    pub end: End,
+    /// Payload bytes moved.
+    pub bytes: u64,
+    /// Completed read or write calls.
+    pub calls: u64,
+    /// When the first byte moved.
+    pub first_ns: u64,
+    /// When the last byte moved.
+    pub last_ns: u64,
+    /// Interval length in nanoseconds.
+    pub interval_ns: u64,
+    /// Length of a fine bin in nanoseconds; divides `interval_ns`.
+    pub resolution_ns: u64,
+    /// Bytes per fine bin from the epoch.
+    pub bins: Vec<u64>,
+    /// Sender-side TCP state, when the sender is a TCP socket.
+    pub tcp: Option<TcpStats>,
+}
+
+impl StreamRecord {
+    /// Goodput of this stream alone: bytes over the time from its first to its last byte, in bit/s.
+    pub fn goodput_bps(&self) -> f64 {
+        let seconds = self.last_ns.saturating_sub(self.first_ns) as f64 / 1e9;
+        if seconds > 0.0 {
+            self.bytes as f64 * 8.0 / seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The fine-bin length for a run of `duration_ns` reported every `interval_ns`: about a thousandth of the
+/// run, at least 1 ms, at most the interval, and always a whole fraction of the interval. A run keeps at
+/// most about 2000 bins per stream, and a sum loses at most two of them at its edges.
+pub fn resolution_ns(interval_ns: u64, duration_ns: u64) -> u64 {
+    dividing(interval_ns, (duration_ns / 1000).max(1_000_000))
+}
+
+/// A length near `wanted` that divides `interval_ns` exactly, so that bins tile intervals: the interval cut
+/// into the fewest parts no longer than `wanted` when such a cut exists within twice as many parts, else
+/// into fewer, longer parts (at worst the whole interval).
+fn dividing(interval_ns: u64, wanted: u64) -> u64 {
+    let interval_ns = interval_ns.max(1);
+    let parts = interval_ns.div_ceil(wanted.clamp(1, interval_ns));
+    let exact = |p: &u64| interval_ns % p == 0;
+    let parts = (parts..=parts * 2).find(exact).or_else(|| (1..parts).rev().find(exact)).unwrap_or(1);
+    interval_ns / parts
+}
+
+/// Counts bytes into fine bins as they move. Callers pass the time since their epoch.
+#[derive(Debug, Clone)]
+pub struct StreamMeter {
+    record: StreamRecord,
+    started: bool,
+}
+
+impl StreamMeter {
+    /// A meter for one stream end, with intervals of `interval_ns` and fine bins of `resolution_ns` (made to
+    /// divide the interval).
+    pub fn new(index: u16, flow: Flow, end: End, interval_ns: u64, resolution_ns: u64) -> Self {
+        let interval_ns = interval_ns.max(1);
+        let resolution_ns = dividing(interval_ns, resolution_ns);
+        let record = StreamRecord {
+            index,
+            flow,
+            end,
+            bytes: 0,
+            calls: 0,
+            first_ns: 0,
+            last_ns: 0,
+            interval_ns,
+            resolution_ns,
+            bins: Vec::new(),
+            tcp: None,
+        };
+        Self { record, started: false }
+    }
+
+    /// Records `bytes` moved by one call that completed at `at_ns`.
+    pub fn record(&mut self, bytes: u64, at_ns: u64) {
+        let r = &mut self.record;
+        if !self.started {
+            self.started = true;
+            r.first_ns = at_ns;
+        }
+        r.last_ns = at_ns;
+        r.bytes += bytes;
+        r.calls += 1;
+        let bin = (at_ns / r.resolution_ns) as usize;
+        if r.bins.len() <= bin {
+            r.bins.resize(bin + 1, 0);
+        }
+        r.bins[bin] += bytes;
+    }
+
+    /// The finished record.
+    pub fn finish(self, tcp: Option<TcpStats>) -> StreamRecord {
+        StreamRecord { tcp, ..self.record }
+    }
+}
+
+/// One reported interval of a direction's sum.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSample {
+    /// Start of the interval in seconds since the measuring end's epoch.
+    pub start_s: f64,
+    /// End of the interval.
+    pub end_s: f64,
+    /// Payload bytes of every stream in the interval.
+    pub bytes: u64,
+    /// `bytes` x 8 / interval length.
+    pub goodput_bps: f64,
+    /// Seconds of this interval inside the totals' window: all of it, or less at the edges of the run, in
+    /// omitted intervals (`--omit`), and where not every stream was running.
+    pub in_total_s: f64,
+}
+
+/// The sum of several streams measured at one end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamSum {
+    /// Goodput in payload bits per second over `window_s`.
+    pub goodput_bps: f64,
+    /// Payload bytes in the window.
+    pub bytes: u64,
+    /// Length of the window: whole intervals in which every stream was transferring, after the omitted ones.
+    pub window_s: f64,
+    /// Every interval, with those outside the window marked excluded.
+    pub intervals: Vec<IntervalSample>,
+}
+
+/// Sums stream records of one end and one direction over the fine bins in which every stream was
+/// transferring (a bin counts if it starts at or after every stream's first byte and ends at or before every
+/// stream's last byte) and which start after the first `omit` intervals. Intervals are reported whole; one
+/// that is not wholly inside the window is marked excluded. `None` when no bin qualifies.
+pub fn sum_streams(records: &[StreamRecord], omit: usize) -> Option<StreamSum> {
+    let first = records.first()?;
+    let (interval_ns, resolution_ns) = (first.interval_ns, first.resolution_ns);
+    if records.iter().any(|r| r.interval_ns != interval_ns || r.resolution_ns != resolution_ns) {
+        return None;
+    }
+    let latest_first = records.iter().map(|r| r.first_ns).max()?;
+    let earliest_last = records.iter().map(|r| r.last_ns).min()?;
+    let window_start = latest_first.max(omit as u64 * interval_ns);
+    let fine_bins = records.iter().map(|r| r.bins.len()).max()?;
+    let per_interval = (interval_ns / resolution_ns) as usize;
+    let mut sum = StreamSum { goodput_bps: 0.0, bytes: 0, window_s: 0.0, intervals: Vec::new() };
+    for (k, chunk) in (0..fine_bins).collect::<Vec<_>>().chunks(per_interval).enumerate() {
+        let mut interval = IntervalSample {
+            start_s: (k as u64 * interval_ns) as f64 / 1e9,
+            end_s: ((k as u64 + 1) * interval_ns) as f64 / 1e9,
+            bytes: 0,
+            goodput_bps: 0.0,
+            in_total_s: 0.0,
+        };
+        for &bin in chunk {
+            let (start, end) = (bin as u64 * resolution_ns, (bin as u64 + 1) * resolution_ns);
+            let bytes: u64 = records.iter().map(|r| r.bins.get(bin).copied().unwrap_or(0)).sum();
+            interval.bytes += bytes;
+            if start >= window_start && end <= earliest_last {
+                sum.bytes += bytes;
+                sum.window_s += resolution_ns as f64 / 1e9;
+                interval.in_total_s += resolution_ns as f64 / 1e9;
+            }
+        }
+        interval.goodput_bps = interval.bytes as f64 * 8.0 / (interval_ns as f64 / 1e9);
+        sum.intervals.push(interval);
+    }
+    if sum.window_s == 0.0 {
+        return None;
+    }
+    sum.goodput_bps = sum.bytes as f64 * 8.0 / sum.window_s;
+    Some(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECOND: u64 = 1_000_000_000;
+
+    /// A stream with 1 s intervals and 1 s fine bins, so that windows are whole intervals.
+    fn stream(index: u16, chunks: &[(u64, u64)]) -> StreamRecord {
+        let mut meter = StreamMeter::new(index, Flow::Upload, End::Receiver, SECOND, SECOND);
+        chunks.iter().for_each(|&(bytes, at)| meter.record(bytes, at));
+        meter.finish(None)
+    }
+
+    #[test]
+    fn a_meter_bins_bytes_by_completion_time() {
+        let r = stream(0, &[(100, 10), (200, SECOND - 1), (300, SECOND), (400, 3 * SECOND + 5)]);
+        assert_eq!(r.bins, vec![300, 300, 0, 400]);
+        assert_eq!((r.bytes, r.calls, r.first_ns, r.last_ns), (1000, 4, 10, 3 * SECOND + 5));
+    }
+
+    #[test]
+    fn single_stream_goodput_is_bytes_over_its_active_time() {
+        let r = stream(0, &[(1_000_000, 0), (1_000_000, 2 * SECOND)]);
+        assert_eq!(r.goodput_bps(), 8_000_000.0);
+    }
+
+    #[test]
+    fn the_sum_counts_only_intervals_where_every_stream_ran() {
+        // Stream 0 runs 0..4.5 s, stream 1 starts at 1.2 s and runs to 4.1 s: whole common intervals are
+        // [2,3) and [3,4). Each stream moves 1000 bytes per interval there.
+        let a = stream(
+            0,
+            &[
+                (500, 0),
+                (1000, SECOND + 1),
+                (1000, 2 * SECOND + 1),
+                (1000, 3 * SECOND + 1),
+                (7, 4 * SECOND + SECOND / 2),
+            ],
+        );
+        let b = stream(
+            1,
+            &[(9, SECOND + SECOND / 5), (1000, 2 * SECOND + 2), (1000, 3 * SECOND + 2), (3, 4 * SECOND + SECOND / 10)],
+        );
+        let sum = sum_streams(&[a, b], 0).expect("two common intervals");
+        assert_eq!(sum.bytes, 4000);
+        assert_eq!(sum.window_s, 2.0);
+        assert_eq!(sum.goodput_bps, 16_000.0);
+        let counted: Vec<f64> = sum.intervals.iter().map(|i| i.in_total_s).collect();
+        assert_eq!(counted, vec![0.0, 0.0, 1.0, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn omitted_intervals_leave_the_window() {
+        let a = stream(0, &[(0, 0), (10, SECOND), (20, 2 * SECOND), (30, 3 * SECOND), (1, 4 * SECOND)]);
+        let sum = sum_streams(&[a], 2).expect("intervals remain");
+        assert_eq!(sum.window_s, 2.0);
+        assert_eq!(sum.bytes, 20 + 30);
+    }
+
+    #[test]
+    fn fine_bins_keep_all_but_the_edges_of_the_run() {
+        // Two streams moving 1 kB every 10 ms for 3 s, the second starting 15 ms late; 100 ms bins.
+        let records: Vec<StreamRecord> = [0u64, 15]
+            .iter()
+            .enumerate()
+            .map(|(i, &offset_ms)| {
+                let mut meter = StreamMeter::new(i as u16, Flow::Upload, End::Receiver, SECOND, SECOND / 10);
+                (0..300).for_each(|t| meter.record(1000, (offset_ms + t * 10) * 1_000_000));
+                meter.finish(None)
+            })
+            .collect();
+        let sum = sum_streams(&records, 0).expect("a window");
+        // Bins from 0.1 s (after the later first byte at 15 ms) to 2.9 s (before the earlier last at 2.99 s).
+        assert!((sum.window_s - 2.8).abs() < 1e-9, "{}", sum.window_s);
+        assert_eq!(sum.bytes, 2 * 280 * 1000);
+        assert!((sum.goodput_bps - 1_600_000.0).abs() < 1e-6);
+        let counted: Vec<f64> = sum.intervals.iter().map(|i| (i.in_total_s * 10.0).round() / 10.0).collect();
+        assert_eq!(counted, vec![0.9, 1.0, 0.9, 0.0]);
+    }
+
+    #[test]
+    fn resolution_divides_the_interval() {
+        assert_eq!(resolution_ns(SECOND, 10 * SECOND), 10_000_000);
+        assert_eq!(resolution_ns(SECOND, 3600 * SECOND), SECOND);
+        assert_eq!(resolution_ns(SECOND, SECOND / 2), 1_000_000);
+        // 7 ms wanted; 300 ms splits exactly into 48 bins of 6.25 ms.
+        assert_eq!(resolution_ns(300_000_000, 7 * SECOND), 6_250_000);
+        assert_eq!(resolution_ns(1_000_000_007, 10 * SECOND), 1_000_000_007, "a prime interval is one bin");
+    }
+
+    #[test]
+    fn a_run_shorter_than_a_common_interval_has_no_sum() {
+        let a = stream(0, &[(10, 0), (10, SECOND / 2)]);
+        assert_eq!(sum_streams(&[a], 0), None);
+        assert_eq!(sum_streams(&[], 0), None);
+    }
+}

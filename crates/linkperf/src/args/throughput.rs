@@ -1,0 +1,161 @@
+//! `linkperf throughput`: arguments and their conversion into a `ThroughputSpec`.
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use linkperf_core::{Direction, Proto, ThroughputSpec};
+
+use super::output::OutputArgs;
+use super::target::TargetArgs;
+use super::value::{self, ProtoArg};
+use crate::exit::UsageError;
+
+/// The long description shown by `--help`.
+pub const LONG_ABOUT: &str = "Throughput: bulk transfer for a fixed time, one way or both, over one or \
+more parallel streams. Reports goodput (payload bits per second, application bytes only) measured at the \
+receiver, with the sender's figure beside it, per interval and in total; for several streams, each stream and \
+their sum over the intervals in which all of them ran. TCP streams also report retransmits, congestion \
+window, smoothed RTT and the congestion control, read from the sending socket.";
+
+/// Examples shown after the options in `--help`.
+const EXAMPLES: &str = "Examples:
+  linkperf throughput                                10 s TCP upload on loopback
+  linkperf throughput 198.18.0.2 --direction down    the responder sends
+  linkperf throughput 198.18.0.2 --direction bidir --streams 4
+  linkperf throughput 198.18.0.2 --sequential        upload, then download
+  linkperf throughput HOST --size 64,256,1k,4k,16k,64k --duration 5s   one row per write size
+  linkperf throughput --proto unix --omit 1          IPC, first interval left out";
+
+/// Arguments of `linkperf throughput`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct ThroughputArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Transport (tcp or unix; UDP throughput is planned).
+    #[arg(long, value_enum, default_value = "tcp")]
+    pub proto: ProtoArg,
+    /// Which way data flows.
+    #[arg(long, value_enum, default_value = "up")]
+    pub direction: DirectionArg,
+    /// Run upload, then download (overrides --direction).
+    #[arg(long)]
+    pub sequential: bool,
+    /// Parallel streams per direction, started together.
+    #[arg(short = 'P', long, default_value_t = 1)]
+    pub streams: u16,
+    /// Write sizes in bytes (k = 1024), one series each, e.g. 64,1k,64k.
+    #[arg(short, long, value_name = "SIZES", default_value = "128k", value_parser = value::size_list)]
+    pub size: value::SizeList,
+    /// Length of each phase and size.
+    #[arg(short, long, default_value = "10s", value_parser = value::duration)]
+    pub duration: Duration,
+    /// Reporting interval.
+    #[arg(short, long, default_value = "1s", value_parser = value::duration)]
+    pub interval: Duration,
+    /// Leading intervals to leave out of the totals (e.g. TCP slow start).
+    #[arg(long, default_value_t = 0)]
+    pub omit: u32,
+    /// Socket send and receive buffer size on both ends (default: the kernel's, with autotuning).
+    #[arg(long, value_parser = value::size)]
+    pub buffer: Option<u64>,
+    /// TCP congestion control on both ends' sending sockets, e.g. cubic or bbr (default: the system's).
+    #[arg(long, value_name = "NAME")]
+    pub congestion: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// The direction, as typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DirectionArg {
+    /// The client sends.
+    Up,
+    /// The responder sends.
+    Down,
+    /// Both at once.
+    Bidir,
+}
+
+impl TryFrom<&ThroughputArgs> for ThroughputSpec {
+    type Error = UsageError;
+
+    fn try_from(args: &ThroughputArgs) -> Result<Self, UsageError> {
+        let proto = Proto::from(args.proto);
+        if proto == Proto::Udp {
+            return Err(UsageError("UDP throughput is not available yet: use --proto tcp or unix".into()));
+        }
+        if args.size.0.contains(&0) {
+            return Err(UsageError("write sizes start at 1 byte".into()));
+        }
+        if args.streams == 0 || args.streams > 128 {
+            return Err(UsageError("--streams must be between 1 and 128".into()));
+        }
+        if args.interval.is_zero() || args.duration < args.interval {
+            return Err(UsageError("--interval must be above zero and no longer than --duration".into()));
+        }
+        let intervals = (args.duration.as_secs_f64() / args.interval.as_secs_f64()).floor() as u32;
+        if args.omit >= intervals {
+            return Err(UsageError(format!("--omit {} leaves none of the {intervals} intervals", args.omit)));
+        }
+        let phases = match (args.sequential, args.direction) {
+            (true, _) => vec![Direction::Upload, Direction::Download],
+            (false, DirectionArg::Up) => vec![Direction::Upload],
+            (false, DirectionArg::Down) => vec![Direction::Download],
+            (false, DirectionArg::Bidir) => vec![Direction::Bidirectional],
+        };
+        Ok(ThroughputSpec {
+            proto,
+            phases,
+            streams: args.streams,
+            sizes_bytes: args.size.0.clone(),
+            duration_s: args.duration.as_secs_f64(),
+            interval_s: args.interval.as_secs_f64(),
+            omit_intervals: args.omit,
+            buffer_bytes: args.buffer,
+            congestion: args.congestion.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: ThroughputArgs,
+    }
+
+    fn spec(argv: &[&str]) -> Result<ThroughputSpec, String> {
+        let parsed = Wrapper::try_parse_from(std::iter::once("throughput").chain(argv.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        ThroughputSpec::try_from(&parsed.args).map_err(|e| e.0)
+    }
+
+    #[test]
+    fn defaults_are_a_ten_second_tcp_upload() {
+        let spec = spec(&[]).unwrap();
+        assert_eq!(spec.phases, vec![Direction::Upload]);
+        assert_eq!(spec.sizes_bytes, vec![128 * 1024]);
+        assert_eq!((spec.duration_s, spec.interval_s, spec.streams), (10.0, 1.0, 1));
+    }
+
+    #[test]
+    fn sequential_runs_upload_then_download() {
+        assert_eq!(spec(&["--sequential"]).unwrap().phases, vec![Direction::Upload, Direction::Download]);
+        assert_eq!(spec(&["--direction", "bidir"]).unwrap().phases, vec![Direction::Bidirectional]);
+    }
+
+    #[test]
+    fn impossible_requests_are_usage_errors() {
+        assert!(spec(&["--proto", "udp"]).unwrap_err().contains("not available yet"));
+        assert!(spec(&["--streams", "0"]).is_err());
+        assert!(spec(&["--size", "0"]).is_err());
+        assert!(spec(&["--duration", "1s", "--interval", "2s"]).is_err());
+        assert!(spec(&["--duration", "3s", "--omit", "3"]).unwrap_err().contains("leaves none"));
+        assert!(spec(&["--direction", "sideways"]).is_err());
+    }
+}

@@ -1,0 +1,106 @@
+//! The responder's side of throughput tests: each data connection is a sink (the client uploads) or a
+//! source (the client downloads), measured with a `StreamMeter` on a clock shared by the test's streams.
+//!
+//! A stream's record is stored before its connection is closed or shut down, so when the client has seen
+//! every stream end, the responder's report of them is complete.
+
+use std::io::{ErrorKind, Read, Write};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use linkperf_core::throughput::{End, Flow, StreamMeter, StreamRecord};
+use linkperf_proto::StreamHeader;
+use socket2::Socket;
+
+use super::echo::is_timeout;
+
+/// How often a blocked stream checks that its test still runs.
+const TICK: Duration = Duration::from_millis(250);
+/// Largest single read of a sink.
+const READ_BYTES: usize = 256 * 1024;
+/// How long a source waits for the client to close after the data, before closing itself.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// The shared state of one throughput test on the responder.
+#[derive(Debug)]
+pub(crate) struct BulkState {
+    /// The test's clock origin: the first byte moved by any of its streams.
+    pub epoch: OnceLock<Instant>,
+    /// Records of the streams that have ended.
+    pub records: Mutex<Vec<StreamRecord>>,
+    /// Bytes per write when sending.
+    pub write_bytes: usize,
+    /// How long a source sends.
+    pub duration: Duration,
+    /// Interval length for the meters.
+    pub interval_ns: u64,
+    /// Socket buffer size to request.
+    pub buffer_bytes: Option<u64>,
+    /// TCP congestion control for sending sockets.
+    pub congestion: Option<String>,
+}
+
+impl BulkState {
+    /// The records so far.
+    pub fn records(&self) -> Vec<StreamRecord> {
+        self.records.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn resolution_ns(&self) -> u64 {
+        linkperf_core::throughput::resolution_ns(self.interval_ns, self.duration.as_nanos() as u64)
+    }
+
+    fn since_epoch(&self, now: Instant) -> u64 {
+        now.saturating_duration_since(*self.epoch.get_or_init(|| now)).as_nanos() as u64
+    }
+
+    fn store(&self, record: StreamRecord) {
+        self.records.lock().unwrap_or_else(|p| p.into_inner()).push(record);
+    }
+}
+
+/// Serves one throughput connection until it ends, then stores its record.
+pub(crate) fn serve_stream(socket: &Socket, header: StreamHeader, state: &BulkState, live: impl Fn() -> bool) {
+    crate::throughput::configure(socket, state.buffer_bytes, state.congestion.as_deref());
+    match header.flow {
+        Flow::Upload => sink(socket, header.index, state, live),
+        Flow::Download => source(socket, header.index, state, live),
+    }
+}
+
+fn sink(mut socket: &Socket, index: u16, state: &BulkState, live: impl Fn() -> bool) {
+    let mut meter = StreamMeter::new(index, Flow::Upload, End::Receiver, state.interval_ns, state.resolution_ns());
+    let mut buffer = vec![0u8; READ_BYTES];
+    let _ = socket.set_read_timeout(Some(TICK));
+    loop {
+        match socket.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => meter.record(n as u64, state.since_epoch(Instant::now())),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(&e) && live() => {}
+            Err(_) => break,
+        }
+    }
+    state.store(meter.finish(None));
+}
+
+fn source(mut socket: &Socket, index: u16, state: &BulkState, live: impl Fn() -> bool) {
+    let mut meter = StreamMeter::new(index, Flow::Download, End::Sender, state.interval_ns, state.resolution_ns());
+    let buffer: Vec<u8> = (0..state.write_bytes).map(|i| (i % 251) as u8).collect();
+    let _ = socket.set_write_timeout(Some(TICK));
+    let start = Instant::now();
+    let _ = state.since_epoch(start);
+    while start.elapsed() < state.duration {
+        match socket.write(&buffer) {
+            Ok(n) => meter.record(n as u64, state.since_epoch(Instant::now())),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(&e) && live() => {}
+            Err(_) => break,
+        }
+    }
+    state.store(meter.finish(crate::tcp_info::tcp_stats(socket)));
+    // Tell the client the data is complete, then let it close first (its close is its "all received").
+    let _ = socket.shutdown(std::net::Shutdown::Write);
+    let _ = socket.set_read_timeout(Some(CLOSE_WAIT));
+    let _ = socket.read(&mut [0u8; 64]);
+}

@@ -1,0 +1,390 @@
+//! The throughput driver: for each phase (direction) and write size, opens the streams, moves data for the
+//! duration, collects both ends' records and turns them into series.
+//!
+//! Upload streams are written here and read by the responder; download streams the other way round. The
+//! receiver's figure is the goodput; the sender's is reported beside it. Definitions: docs/metrics.md.
+
+use std::io::{ErrorKind, Read, Write};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use linkperf_core::run_result::ThroughputSeries;
+use linkperf_core::throughput::{sum_streams, End, Flow, StreamMeter, StreamRecord};
+use linkperf_core::{Direction, HostFacts, Proto, ThroughputSpec};
+use linkperf_proto::{Preamble, Role, StreamHeader, TestRequest};
+use socket2::Socket;
+
+use crate::observer::{Observer, ProgressUnit};
+use crate::{ControlClient, NetError, Target};
+
+/// How often the progress bar moves.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+/// Largest single read of a receiving stream.
+const READ_BYTES: usize = 256 * 1024;
+/// How long a stream may make no progress before the run fails.
+const STALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a throughput run measured, including when it stopped early.
+pub struct ThroughputRun {
+    /// The responder's facts.
+    pub responder: HostFacts,
+    /// Every series, in order: per phase and size, each flow's sum then its streams.
+    pub series: Vec<ThroughputSeries>,
+    /// What stopped the run early, if anything.
+    pub error: Option<NetError>,
+}
+
+/// Runs a throughput test.
+pub fn run_throughput(
+    target: &Target,
+    key: Option<&[u8]>,
+    spec: &ThroughputSpec,
+    observer: &dyn Observer,
+) -> Result<ThroughputRun, NetError> {
+    if spec.proto == Proto::Udp {
+        return Err(NetError::Invalid("UDP throughput is not available yet: use --proto tcp or unix".into()));
+    }
+    let mut control = ControlClient::connect(target, key, STALL_TIMEOUT)?;
+    let mut run = ThroughputRun { responder: control.responder().clone(), series: Vec::new(), error: None };
+    for &phase in &spec.phases {
+        for &size in &spec.sizes_bytes {
+            observer.phase(
+                &format!("{} {}", phase.name(), linkperf_core::units::format_size(size)),
+                (spec.duration_s * 1000.0) as u64,
+                ProgressUnit::Milliseconds,
+            );
+            match measure(&mut control, target, spec, phase, size, observer) {
+                Ok(series) => run.series.extend(series),
+                Err((series, error))
+                    if run.series.is_empty() && series.is_empty() && !matches!(error, NetError::Interrupted) =>
+                {
+                    return Err(error)
+                }
+                Err((series, error)) => {
+                    run.series.extend(series);
+                    run.error = Some(error);
+                    return Ok(run);
+                }
+            }
+        }
+    }
+    Ok(run)
+}
+
+type Failure = (Vec<ThroughputSeries>, NetError);
+
+/// One phase at one write size: a test of its own on the responder.
+fn measure(
+    control: &mut ControlClient,
+    target: &Target,
+    spec: &ThroughputSpec,
+    phase: Direction,
+    size: u64,
+    observer: &dyn Observer,
+) -> Result<Vec<ThroughputSeries>, Failure> {
+    let flows = phase.flows();
+    let token = control
+        .request(TestRequest::Throughput {
+            proto: spec.proto,
+            connections: u32::from(spec.streams) * flows.len() as u32,
+            write_bytes: size,
+            duration_s: spec.duration_s,
+            interval_s: spec.interval_s,
+            buffer_bytes: spec.buffer_bytes,
+            congestion: spec.congestion.clone(),
+        })
+        .map_err(|e| (Vec::new(), e))?;
+    let headers: Vec<StreamHeader> = flows
+        .iter()
+        .flat_map(|&flow| {
+            (0..spec.streams).map(move |i| StreamHeader { flow, index: i + flow_offset(flow, spec.streams) })
+        })
+        .collect();
+    let sockets = headers
+        .iter()
+        .map(|header| open_stream(target, token, *header, spec))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| (Vec::new(), e))?;
+    let (local, error) = run_streams(&sockets, &headers, spec, size, observer);
+    let remote = match control.report(token) {
+        Ok(remote) => remote,
+        Err(e) => return Err((Vec::new(), error.unwrap_or(e))),
+    };
+    let _ = control.done(token);
+    let series = combine(spec, phase, size, &local, &remote, error.is_none());
+    match error {
+        None => Ok(series),
+        Some(error) => Err((series, error)),
+    }
+}
+
+/// Download streams are numbered after the upload ones, so every stream of a test has its own number.
+fn flow_offset(flow: Flow, streams: u16) -> u16 {
+    match flow {
+        Flow::Upload => 0,
+        Flow::Download => streams,
+    }
+}
+
+fn open_stream(target: &Target, token: u32, header: StreamHeader, spec: &ThroughputSpec) -> Result<Socket, NetError> {
+    let socket = target.connect_stream(STALL_TIMEOUT)?;
+    configure(&socket, spec.buffer_bytes, spec.congestion.as_deref());
+    let mut opening = Preamble::new(Role::Data, token).encode().to_vec();
+    opening.extend_from_slice(&header.encode());
+    (&socket).write_all(&opening).map_err(|e| NetError::io("opening a throughput stream", e))?;
+    Ok(socket)
+}
+
+/// Applies the requested socket buffer size and congestion control to a stream socket, on either end.
+/// Both are requests: the kernel may cap a buffer (at `net.core.wmem_max`/`rmem_max`), and a Unix socket
+/// has no congestion control; a refused congestion control shows in the report's `congestion`.
+pub fn configure(socket: &Socket, buffer_bytes: Option<u64>, congestion: Option<&str>) {
+    if let Some(bytes) = buffer_bytes {
+        let _ = socket.set_send_buffer_size(bytes as usize);
+        let _ = socket.set_recv_buffer_size(bytes as usize);
+    }
+    if let Some(name) = congestion {
+        let _ = socket.set_tcp_congestion(name.as_bytes());
+    }
+}
+
+/// Runs every local stream end on its own thread, started together on one clock.
+fn run_streams(
+    sockets: &[Socket],
+    headers: &[StreamHeader],
+    spec: &ThroughputSpec,
+    size: u64,
+    observer: &dyn Observer,
+) -> (Vec<StreamRecord>, Option<NetError>) {
+    let epoch = Instant::now();
+    let interval_ns = (spec.interval_s * 1e9) as u64;
+    let duration = Duration::from_secs_f64(spec.duration_s);
+    let resolution_ns = linkperf_core::throughput::resolution_ns(interval_ns, duration.as_nanos() as u64);
+    let bins = (interval_ns, resolution_ns);
+    let first_byte = OnceLock::new();
+    let first_byte = &first_byte;
+    let results: Vec<Result<StreamRecord, NetError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = sockets
+            .iter()
+            .zip(headers)
+            .enumerate()
+            .map(|(i, (socket, header))| {
+                let reporter = (i == 0).then_some(observer);
+                scope.spawn(move || match header.flow {
+                    Flow::Upload => send(socket, header.index, epoch, bins, size as usize, duration, reporter),
+                    Flow::Download => receive(socket, header.index, first_byte, bins, reporter),
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(NetError::Invalid("a stream thread failed unexpectedly".into()))))
+            .collect()
+    });
+    let mut records = Vec::new();
+    let mut error = None;
+    for result in results {
+        match result {
+            Ok(record) => records.push(record),
+            Err(e) => error = error.or(Some(e)),
+        }
+    }
+    (records, error)
+}
+
+/// Progress and cancellation, reported by one stream per test.
+struct Ticker<'a> {
+    observer: Option<&'a dyn Observer>,
+    epoch: Instant,
+    next: Instant,
+    reported_ms: u64,
+}
+
+impl<'a> Ticker<'a> {
+    fn new(observer: Option<&'a dyn Observer>, epoch: Instant) -> Self {
+        Self { observer, epoch, next: epoch + PROGRESS_EVERY, reported_ms: 0 }
+    }
+
+    /// Reports progress when due; `true` if the user asked to stop.
+    fn tick(&mut self, now: Instant) -> bool {
+        let Some(observer) = self.observer else { return false };
+        if now < self.next {
+            return false;
+        }
+        self.next = now + PROGRESS_EVERY;
+        let ms = now.duration_since(self.epoch).as_millis() as u64;
+        observer.advance(ms.saturating_sub(self.reported_ms));
+        self.reported_ms = ms;
+        observer.cancelled()
+    }
+}
+
+fn send(
+    mut socket: &Socket,
+    index: u16,
+    epoch: Instant,
+    (interval_ns, resolution_ns): (u64, u64),
+    size: usize,
+    duration: Duration,
+    observer: Option<&dyn Observer>,
+) -> Result<StreamRecord, NetError> {
+    let mut meter = StreamMeter::new(index, Flow::Upload, End::Sender, interval_ns, resolution_ns);
+    let buffer: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+    socket.set_write_timeout(Some(STALL_TIMEOUT)).map_err(|e| NetError::io("configuring a stream", e))?;
+    let mut ticker = Ticker::new(observer, epoch);
+    let mut interrupted = false;
+    loop {
+        let now = Instant::now();
+        if now.duration_since(epoch) >= duration || interrupted {
+            break;
+        }
+        match socket.write(&buffer) {
+            Ok(n) => {
+                let done = Instant::now();
+                meter.record(n as u64, done.duration_since(epoch).as_nanos() as u64);
+                interrupted = ticker.tick(done);
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(stream_error("sending", e)),
+        }
+    }
+    let tcp = crate::tcp_info::tcp_stats(socket);
+    // Half-close: the responder reads to the end, stores its record, and closes; waiting for that close
+    // means its report is complete.
+    socket.shutdown(std::net::Shutdown::Write).map_err(|e| stream_error("ending a stream", e))?;
+    socket.set_read_timeout(Some(STALL_TIMEOUT)).map_err(|e| NetError::io("configuring a stream", e))?;
+    let _ = socket.read(&mut [0u8; 64]);
+    if interrupted {
+        return Err(NetError::Interrupted);
+    }
+    Ok(meter.finish(tcp))
+}
+
+/// Reads a download stream to its end. `first_byte` is shared by the test's download streams: their clock
+/// starts at the first byte any of them receives, as the responder's does for uploads.
+fn receive(
+    mut socket: &Socket,
+    index: u16,
+    first_byte: &OnceLock<Instant>,
+    (interval_ns, resolution_ns): (u64, u64),
+    observer: Option<&dyn Observer>,
+) -> Result<StreamRecord, NetError> {
+    let mut meter = StreamMeter::new(index, Flow::Download, End::Receiver, interval_ns, resolution_ns);
+    let mut buffer = vec![0u8; READ_BYTES];
+    socket.set_read_timeout(Some(STALL_TIMEOUT)).map_err(|e| NetError::io("configuring a stream", e))?;
+    let mut ticker = Ticker::new(observer, Instant::now());
+    loop {
+        match socket.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => {
+                let now = Instant::now();
+                let origin = *first_byte.get_or_init(|| now);
+                meter.record(n as u64, now.saturating_duration_since(origin).as_nanos() as u64);
+                if ticker.tick(now) {
+                    return Err(NetError::Interrupted);
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(stream_error("receiving", e)),
+        }
+    }
+    Ok(meter.finish(None))
+}
+
+fn stream_error(what: &str, e: std::io::Error) -> NetError {
+    match e.kind() {
+        ErrorKind::WouldBlock | ErrorKind::TimedOut => {
+            NetError::Timeout { what: format!("{what} stream data"), timeout_s: STALL_TIMEOUT.as_secs_f64() }
+        }
+        ErrorKind::ConnectionReset | ErrorKind::BrokenPipe => NetError::PeerClosed(format!(" ({e})")),
+        _ => NetError::io(format!("{what} stream data"), e),
+    }
+}
+
+/// Series of one phase and size: per flow, the sum and then each stream.
+fn combine(
+    spec: &ThroughputSpec,
+    phase: Direction,
+    size: u64,
+    local: &[StreamRecord],
+    remote: &[StreamRecord],
+    complete: bool,
+) -> Vec<ThroughputSeries> {
+    let mut series = Vec::new();
+    for &flow in phase.flows() {
+        let pick = |records: &[StreamRecord], end: End| -> Vec<StreamRecord> {
+            records.iter().filter(|r| r.flow == flow && r.end == end).cloned().collect()
+        };
+        let all: Vec<StreamRecord> = local.iter().chain(remote).cloned().collect();
+        let (mut receivers, senders) = (pick(&all, End::Receiver), pick(&all, End::Sender));
+        receivers.sort_by_key(|r| r.index);
+        series.push(sum_series(spec, phase, size, flow, &receivers, &senders, complete));
+        if receivers.len() > 1 {
+            for receiver in &receivers {
+                let sender = senders.iter().find(|s| s.index == receiver.index);
+                series.push(stream_series(spec, phase, size, flow, receiver, sender, complete));
+            }
+        } else if let Some(first) = series.last_mut() {
+            // One stream: its TCP state belongs to the only series.
+            first.tcp = senders.first().and_then(|s| s.tcp.clone());
+        }
+    }
+    series
+}
+
+fn sum_series(
+    spec: &ThroughputSpec,
+    phase: Direction,
+    size: u64,
+    flow: Flow,
+    receivers: &[StreamRecord],
+    senders: &[StreamRecord],
+    complete: bool,
+) -> ThroughputSeries {
+    let omit = spec.omit_intervals as usize;
+    let received = sum_streams(receivers, omit);
+    let sent = sum_streams(senders, omit);
+    let receiver_bps = received.as_ref().map(|s| s.goodput_bps);
+    ThroughputSeries {
+        phase,
+        size_bytes: size,
+        flow,
+        stream: None,
+        receiver_bps,
+        sender_bps: sent.as_ref().map(|s| s.goodput_bps),
+        receiver_bytes: received.as_ref().map(|s| s.bytes).unwrap_or(0),
+        sender_bytes: sent.as_ref().map(|s| s.bytes).unwrap_or(0),
+        window_s: received.as_ref().map(|s| s.window_s).unwrap_or(0.0),
+        messages_per_s: receiver_bps.map(|bps| bps / 8.0 / size as f64),
+        us_per_message: receiver_bps.filter(|&bps| bps > 0.0).map(|bps| size as f64 * 8.0 / bps * 1e6),
+        intervals: received.map(|s| s.intervals).unwrap_or_default(),
+        tcp: None,
+        complete,
+    }
+}
+
+/// One stream's figures, over its own window (from its first to its last byte, after the omitted intervals),
+/// computed the same way as a sum's.
+fn stream_series(
+    spec: &ThroughputSpec,
+    phase: Direction,
+    size: u64,
+    flow: Flow,
+    receiver: &StreamRecord,
+    sender: Option<&StreamRecord>,
+    complete: bool,
+) -> ThroughputSeries {
+    let mut series = sum_series(
+        spec,
+        phase,
+        size,
+        flow,
+        std::slice::from_ref(receiver),
+        sender.map(std::slice::from_ref).unwrap_or_default(),
+        complete,
+    );
+    series.stream = Some(receiver.index);
+    series.intervals = Vec::new();
+    series.tcp = sender.and_then(|s| s.tcp.clone());
+    series
+}
