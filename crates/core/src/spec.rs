@@ -165,4 +165,7 @@ pub struct ThroughputSpec {
     /// TCP congestion control for the sending sockets (`None`: the system's default).
     #[serde(default)]
     pub congestion: Option<String>,
+    /// Receivers discard data in the kernel (`MSG_TRUNC` on TCP) instead of copying it to user space.
+    #[serde(default)]
+    pub discard: bool,
 }

@@ -5,6 +5,7 @@
 //! receiver's figure is the goodput; the sender's is reported beside it. Definitions: docs/metrics.md.
 
 use std::io::{ErrorKind, Read, Write};
+use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -20,7 +21,7 @@ use crate::{ControlClient, NetError, Target};
 /// How often the progress bar moves.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 /// Largest single read of a receiving stream.
-const READ_BYTES: usize = 256 * 1024;
+const READ_BYTES: usize = 1024 * 1024;
 /// How long a stream may make no progress before the run fails.
 const STALL_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -92,6 +93,7 @@ fn measure(
             interval_s: spec.interval_s,
             buffer_bytes: spec.buffer_bytes,
             congestion: spec.congestion.clone(),
+            discard: spec.discard,
         })
         .map_err(|e| (Vec::new(), e))?;
     let headers: Vec<StreamHeader> = flows
@@ -135,6 +137,33 @@ fn open_stream(target: &Target, token: u32, header: StreamHeader, spec: &Through
     Ok(socket)
 }
 
+/// Where a receiving stream puts what it reads: a buffer it copies into, or with `discard` nowhere, by
+/// receiving with `MSG_TRUNC`, which on TCP drops up to the buffer's length in the kernel without copying
+/// and returns how many bytes it dropped. (Unix stream sockets ignore the flag and copy as usual.)
+pub struct Drain {
+    copy: Vec<u8>,
+    scratch: Vec<MaybeUninit<u8>>,
+    discard: bool,
+}
+
+impl Drain {
+    /// A drain taking up to `length` bytes per call.
+    pub fn new(length: usize, discard: bool) -> Self {
+        let (copy, scratch) =
+            if discard { (Vec::new(), vec![MaybeUninit::uninit(); length]) } else { (vec![0; length], Vec::new()) };
+        Self { copy, scratch, discard }
+    }
+
+    /// One receive call; `Ok(0)` is the end of the stream.
+    pub fn receive(&mut self, mut socket: &Socket) -> std::io::Result<usize> {
+        if self.discard {
+            socket.recv_with_flags(&mut self.scratch, libc::MSG_TRUNC)
+        } else {
+            socket.read(&mut self.copy)
+        }
+    }
+}
+
 /// Applies the requested socket buffer size and congestion control to a stream socket, on either end.
 /// Both are requests: the kernel may cap a buffer (at `net.core.wmem_max`/`rmem_max`), and a Unix socket
 /// has no congestion control; a refused congestion control shows in the report's `congestion`.
@@ -172,7 +201,7 @@ fn run_streams(
                 let reporter = (i == 0).then_some(observer);
                 scope.spawn(move || match header.flow {
                     Flow::Upload => send(socket, header.index, epoch, bins, size as usize, duration, reporter),
-                    Flow::Download => receive(socket, header.index, first_byte, bins, reporter),
+                    Flow::Download => receive(socket, header.index, first_byte, bins, spec.discard, reporter),
                 })
             })
             .collect();
@@ -263,18 +292,19 @@ fn send(
 /// Reads a download stream to its end. `first_byte` is shared by the test's download streams: their clock
 /// starts at the first byte any of them receives, as the responder's does for uploads.
 fn receive(
-    mut socket: &Socket,
+    socket: &Socket,
     index: u16,
     first_byte: &OnceLock<Instant>,
     (interval_ns, resolution_ns): (u64, u64),
+    discard: bool,
     observer: Option<&dyn Observer>,
 ) -> Result<StreamRecord, NetError> {
     let mut meter = StreamMeter::new(index, Flow::Download, End::Receiver, interval_ns, resolution_ns);
-    let mut buffer = vec![0u8; READ_BYTES];
+    let mut drain = Drain::new(READ_BYTES, discard);
     socket.set_read_timeout(Some(STALL_TIMEOUT)).map_err(|e| NetError::io("configuring a stream", e))?;
     let mut ticker = Ticker::new(observer, Instant::now());
     loop {
-        match socket.read(&mut buffer) {
+        match drain.receive(socket) {
             Ok(0) => break,
             Ok(n) => {
                 let now = Instant::now();

@@ -121,6 +121,9 @@ pub enum TestRequest {
         /// TCP congestion control for the responder's sending sockets.
         #[serde(default)]
         congestion: Option<String>,
+        /// The responder's receiving sockets discard data in the kernel instead of copying it out.
+        #[serde(default)]
+        discard: bool,
     },
     /// Connection-establishment probes: the responder answers each with one byte and closes.
     Connect {

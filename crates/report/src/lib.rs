@@ -160,6 +160,7 @@ pub(crate) mod fixture {
             omit_intervals: 0,
             buffer_bytes: None,
             congestion: None,
+            discard: false,
         });
         run.command = vec!["linkperf".into(), "throughput".into(), "-P".into(), "2".into()];
         run.series = Vec::new();

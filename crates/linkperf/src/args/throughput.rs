@@ -62,6 +62,10 @@ pub struct ThroughputArgs {
     /// TCP congestion control on both ends' sending sockets, e.g. cubic or bbr (default: the system's).
     #[arg(long, value_name = "NAME")]
     pub congestion: Option<String>,
+    /// Receivers discard data in the kernel (TCP MSG_TRUNC) instead of copying it out: measures the path
+    /// and the sender without the receiver's copy.
+    #[arg(long)]
+    pub discard: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -114,6 +118,7 @@ impl TryFrom<&ThroughputArgs> for ThroughputSpec {
             omit_intervals: args.omit,
             buffer_bytes: args.buffer,
             congestion: args.congestion.clone(),
+            discard: args.discard,
         })
     }
 }

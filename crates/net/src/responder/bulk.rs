@@ -13,11 +13,12 @@ use linkperf_proto::StreamHeader;
 use socket2::Socket;
 
 use super::echo::is_timeout;
+use crate::throughput::Drain;
 
 /// How often a blocked stream checks that its test still runs.
 const TICK: Duration = Duration::from_millis(250);
 /// Largest single read of a sink.
-const READ_BYTES: usize = 256 * 1024;
+const READ_BYTES: usize = 1024 * 1024;
 /// How long a source waits for the client to close after the data, before closing itself.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
@@ -38,6 +39,8 @@ pub(crate) struct BulkState {
     pub buffer_bytes: Option<u64>,
     /// TCP congestion control for sending sockets.
     pub congestion: Option<String>,
+    /// Receive with `MSG_TRUNC` (discard in the kernel).
+    pub discard: bool,
 }
 
 impl BulkState {
@@ -68,12 +71,12 @@ pub(crate) fn serve_stream(socket: &Socket, header: StreamHeader, state: &BulkSt
     }
 }
 
-fn sink(mut socket: &Socket, index: u16, state: &BulkState, live: impl Fn() -> bool) {
+fn sink(socket: &Socket, index: u16, state: &BulkState, live: impl Fn() -> bool) {
     let mut meter = StreamMeter::new(index, Flow::Upload, End::Receiver, state.interval_ns, state.resolution_ns());
-    let mut buffer = vec![0u8; READ_BYTES];
+    let mut drain = Drain::new(READ_BYTES, state.discard);
     let _ = socket.set_read_timeout(Some(TICK));
     loop {
-        match socket.read(&mut buffer) {
+        match drain.receive(socket) {
             Ok(0) => break,
             Ok(n) => meter.record(n as u64, state.since_epoch(Instant::now())),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}

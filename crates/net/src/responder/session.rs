@@ -169,6 +169,7 @@ impl Session<'_> {
                 interval_s,
                 buffer_bytes,
                 congestion,
+                discard,
             } => TestEntry {
                 session: self.id,
                 proto,
@@ -186,6 +187,7 @@ impl Session<'_> {
                     interval_ns: (interval_s * 1e9) as u64,
                     buffer_bytes,
                     congestion,
+                    discard,
                 })),
             },
             TestRequest::Connect { proto, .. } => TestEntry {
