@@ -187,8 +187,34 @@ pub struct ThroughputSeries {
     pub intervals: Vec<IntervalSample>,
     /// The sending socket's TCP state at the end (streams only, TCP only).
     pub tcp: Option<TcpStats>,
+    /// UDP figures (UDP only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpSeries>,
     /// Whether the phase ran its whole duration.
     pub complete: bool,
+}
+
+/// The UDP figures of a throughput series. Datagram counts cover the whole run (not only the window).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UdpSeries {
+    /// The rate asked for, in bits per second of UDP payload (`None`: unpaced).
+    pub offered_bps: Option<f64>,
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Datagrams received, duplicates included.
+    pub received: u64,
+    /// Datagrams sent and never received (`sent` minus distinct received; never negative).
+    pub lost: u64,
+    /// `lost` as a percentage of `sent`.
+    pub loss_percent: Option<f64>,
+    /// Datagrams that arrived after one with a higher sequence number.
+    pub out_of_order: u64,
+    /// Datagrams that arrived more than once.
+    pub duplicates: u64,
+    /// RFC 3550 interarrival jitter in microseconds (for a sum, the largest of its streams').
+    pub jitter_us: f64,
+    /// Times a sender fell behind its schedule and re-anchored it rather than send a burst.
+    pub stalls: u64,
 }
 
 /// A whole run: what was asked, where, by whom, and every series measured.

@@ -168,4 +168,8 @@ pub struct ThroughputSpec {
     /// Receivers discard data in the kernel (`MSG_TRUNC` on TCP) instead of copying it to user space.
     #[serde(default)]
     pub discard: bool,
+    /// UDP: offered rate per direction, split evenly over the streams (`None`: each stream sends as fast
+    /// as it can).
+    #[serde(default)]
+    pub rate: Option<crate::units::OfferedRate>,
 }

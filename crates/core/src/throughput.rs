@@ -82,6 +82,9 @@ pub struct StreamRecord {
     pub bins: Vec<u64>,
     /// Sender-side TCP state, when the sender is a TCP socket.
     pub tcp: Option<TcpStats>,
+    /// UDP figures, for UDP streams.
+    #[serde(default)]
+    pub udp: Option<crate::datagram_tracker::UdpStats>,
 }
 
 impl StreamRecord {
@@ -139,6 +142,7 @@ impl StreamMeter {
             resolution_ns,
             bins: Vec::new(),
             tcp: None,
+            udp: None,
         };
         Self { record, started: false }
     }
@@ -163,6 +167,11 @@ impl StreamMeter {
     /// The finished record.
     pub fn finish(self, tcp: Option<TcpStats>) -> StreamRecord {
         StreamRecord { tcp, ..self.record }
+    }
+
+    /// The finished record of a UDP stream.
+    pub fn finish_udp(self, udp: crate::datagram_tracker::UdpStats) -> StreamRecord {
+        StreamRecord { udp: Some(udp), ..self.record }
     }
 }
 

@@ -87,6 +87,43 @@ pub fn parse_per_second(text: &str) -> Result<f64, UnitError> {
     Ok(value)
 }
 
+/// An offered rate, as typed: bits per second, or datagrams per second.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OfferedRate {
+    /// Bits per second of UDP payload.
+    BitsPerSecond(f64),
+    /// Datagrams per second.
+    PacketsPerSecond(f64),
+}
+
+impl OfferedRate {
+    /// The rate in bits per second of payload for datagrams of `size_bytes`.
+    pub fn bps_for(self, size_bytes: u64) -> f64 {
+        match self {
+            OfferedRate::BitsPerSecond(bps) => bps,
+            OfferedRate::PacketsPerSecond(pps) => pps * size_bytes as f64 * 8.0,
+        }
+    }
+}
+
+/// Parses a rate: `100M` or `100Mbit` (bits per second, decimal multiples k, M, G), or `10kpps`
+/// (datagrams per second).
+pub fn parse_rate(text: &str) -> Result<OfferedRate, UnitError> {
+    let trimmed = text.trim();
+    let (number, packets) = match trimmed.strip_suffix("pps") {
+        Some(rest) => (rest, true),
+        None => (trimmed.trim_end_matches("bit/s").trim_end_matches("bps").trim_end_matches("bit"), false),
+    };
+    let value = parse_per_second(number).map_err(|e| match e {
+        UnitError::UnknownUnit { unit, .. } => {
+            UnitError::UnknownUnit { unit, text: text.to_string(), expected: "k, M, G, then bit/s or pps" }
+        }
+        other => other,
+    })?;
+    Ok(if packets { OfferedRate::PacketsPerSecond(value) } else { OfferedRate::BitsPerSecond(value) })
+}
+
 /// Formats a byte count the way sizes are typed: `64`, `1k`, `64k`, `1M` when exact, else bytes.
 pub fn format_size(bytes: u64) -> String {
     const KIB: u64 = 1024;
@@ -161,6 +198,18 @@ mod tests {
         assert_eq!(parse_per_second("10k"), Ok(10_000.0));
         assert_eq!(parse_per_second("1.5M"), Ok(1_500_000.0));
         assert!(parse_per_second("0").is_err());
+    }
+
+    #[test]
+    fn rates_take_bits_or_packets_per_second() {
+        assert_eq!(parse_rate("100M"), Ok(OfferedRate::BitsPerSecond(100e6)));
+        assert_eq!(parse_rate("1.5Gbit"), Ok(OfferedRate::BitsPerSecond(1.5e9)));
+        assert_eq!(parse_rate("250kbit/s"), Ok(OfferedRate::BitsPerSecond(250e3)));
+        assert_eq!(parse_rate("10kpps"), Ok(OfferedRate::PacketsPerSecond(10e3)));
+        assert_eq!(OfferedRate::PacketsPerSecond(1000.0).bps_for(1472), 11_776_000.0);
+        assert!(matches!(parse_rate("10Q"), Err(UnitError::UnknownUnit { .. })));
+        assert!(parse_rate("fast").is_err());
+        assert!(parse_rate("0").is_err());
     }
 
     #[test]

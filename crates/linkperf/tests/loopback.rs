@@ -173,3 +173,27 @@ fn throughput_sizes_give_one_row_each_with_time_per_message() {
         assert!(s["tcp"]["mss_bytes"].as_u64().unwrap() > 0, "TCP state of the sender");
     }
 }
+
+#[test]
+fn udp_throughput_at_a_modest_rate_loses_nothing_on_loopback() {
+    for direction in ["up", "down"] {
+        let output = linkperf()
+            .args(["throughput", "--proto", "udp", "--direction", direction, "--rate", "100M", "--duration", "1s"])
+            .args(["--interval", "250ms", "--json"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{direction}: {}", String::from_utf8_lossy(&output.stderr));
+        let result = json(&output.stdout);
+        let sum = &result["throughput"][0];
+        let udp = &sum["udp"];
+        assert_eq!(udp["lost"], 0, "{direction}: {udp}");
+        assert_eq!(udp["sent"], udp["received"], "{direction}: {udp}");
+        assert_eq!(udp["duplicates"], 0);
+        // The sender paces to 100 Mbit/s and never above. A stall on a busy host (these tests run in parallel)
+        // re-anchors the schedule rather than bursting: a shortfall must then be accounted as stalls.
+        let sent_bps = sum["sender_bps"].as_f64().unwrap();
+        assert!(sent_bps <= 100e6 * 1.01, "{direction}: sent {sent_bps}");
+        assert!(sent_bps > 95e6 || udp["stalls"].as_u64().unwrap() > 0, "{direction}: sent {sent_bps}, {udp}");
+        assert!(udp["jitter_us"].as_f64().unwrap() >= 0.0);
+    }
+}

@@ -187,3 +187,37 @@ fn tcp_goodput_over_a_shaped_link_matches_the_shaper() {
         assert!(error <= 0.02, "{direction}: {:.2} Mbit/s, expected {:.2} Mbit/s", goodput / 1e6, expected_bps / 1e6);
     }
 }
+
+#[test]
+fn udp_loss_appears_only_above_the_shaped_rate() {
+    let Some(net) = TestNet::create() else { return };
+    net.shape("20mbit", "20000");
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    // A 1472-byte datagram is a 1514-byte frame (UDP 8, IPv4 20, Ethernet 14 bytes of headers), so the
+    // shaper passes at most 20 Mbit/s x 1472/1514 of UDP payload.
+    let capacity_bps = 20e6 * 1472.0 / 1514.0;
+    let run = |rate: &str| {
+        let output = net
+            .client_command(&["throughput", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--proto", "udp"])
+            .args(["--rate", rate, "--duration", "3s", "--omit", "1", "--json"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{rate}: {}", String::from_utf8_lossy(&output.stderr));
+        json(&output.stdout)["throughput"][0].clone()
+    };
+    let below = run("10M");
+    assert_eq!(below["udp"]["lost"], 0, "{below}");
+    // 1 %: pacing is exact to the microsecond; only a stall of the sending host could shorten the rate.
+    let received = below["receiver_bps"].as_f64().unwrap();
+    assert!((received - 10e6).abs() <= 10e6 * 0.01, "below: {received}");
+    let above = run("40M");
+    let received = above["receiver_bps"].as_f64().unwrap();
+    eprintln!("above: received {:.3} Mbit/s of {:.3} capacity, {}", received / 1e6, capacity_bps / 1e6, above["udp"]);
+    // 2 %: the accuracy target for goodput at a known shaped rate.
+    assert!((received - capacity_bps).abs() <= capacity_bps * 0.02, "above: {received}");
+    // Offered twice the capacity, about half is lost: the shaper's queue (1 MB) absorbs 0.3 s of the excess
+    // at the start, so the loss over the 3 s is a little under 1 - capacity/offered.
+    let loss = above["udp"]["loss_percent"].as_f64().unwrap();
+    let ceiling = 100.0 * (1.0 - capacity_bps / 40e6);
+    assert!(loss > ceiling - 12.0 && loss <= ceiling + 1.0, "loss {loss} %, ceiling {ceiling} %");
+}

@@ -328,7 +328,7 @@ impl<'a> SeriesClock<'a> {
     fn intended_start(&mut self, attempt: u64) -> Instant {
         let Some(interval) = self.interval else { return Instant::now() };
         let due = self.start + interval.mul_f64(attempt as f64);
-        wait_until(due);
+        crate::clock::wait_until(due);
         due
     }
 
@@ -355,17 +355,5 @@ impl<'a> SeriesClock<'a> {
 
     fn elapsed_s(&self) -> f64 {
         self.last.duration_since(self.start).as_secs_f64()
-    }
-}
-
-/// Sleeps most of the way to `due` and spins the rest, since sleeps overshoot by tens of microseconds.
-fn wait_until(due: Instant) {
-    const SPIN_MARGIN: Duration = Duration::from_micros(200);
-    let now = Instant::now();
-    if due > now + SPIN_MARGIN {
-        std::thread::sleep(due - now - SPIN_MARGIN);
-    }
-    while Instant::now() < due {
-        std::hint::spin_loop();
     }
 }

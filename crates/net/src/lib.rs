@@ -5,6 +5,7 @@
 //! output or parse command lines. Every blocking call here has a timeout, so no peer can hang a test or the
 //! responder.
 
+pub mod clock;
 pub mod connect;
 pub mod control;
 pub mod error;
@@ -16,6 +17,7 @@ pub mod target;
 pub mod tcp_info;
 pub mod throughput;
 pub mod transport;
+pub mod udp_stream;
 
 pub use control::ControlClient;
 pub use error::NetError;

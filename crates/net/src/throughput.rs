@@ -9,11 +9,13 @@ use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use linkperf_core::run_result::ThroughputSeries;
+use linkperf_core::datagram_tracker::UdpStats;
+use linkperf_core::run_result::{ThroughputSeries, UdpSeries};
 use linkperf_core::throughput::{sum_streams, End, Flow, StreamMeter, StreamRecord};
 use linkperf_core::{Direction, HostFacts, Proto, ThroughputSpec};
 use linkperf_proto::{Preamble, Role, StreamHeader, TestRequest};
 use socket2::Socket;
+use std::net::UdpSocket;
 
 use crate::observer::{Observer, ProgressUnit};
 use crate::{ControlClient, NetError, Target};
@@ -42,8 +44,8 @@ pub fn run_throughput(
     spec: &ThroughputSpec,
     observer: &dyn Observer,
 ) -> Result<ThroughputRun, NetError> {
-    if spec.proto == Proto::Udp {
-        return Err(NetError::Invalid("UDP throughput is not available yet: use --proto tcp or unix".into()));
+    if let (Proto::Udp, Target::Unix(_)) = (spec.proto, target) {
+        return Err(NetError::Invalid("--proto udp needs a host, not a Unix socket path".into()));
     }
     let mut control = ControlClient::connect(target, key, STALL_TIMEOUT)?;
     let mut run = ThroughputRun { responder: control.responder().clone(), series: Vec::new(), error: None };
@@ -94,6 +96,7 @@ fn measure(
             buffer_bytes: spec.buffer_bytes,
             congestion: spec.congestion.clone(),
             discard: spec.discard,
+            rate_bps: per_stream_rate(spec, size),
         })
         .map_err(|e| (Vec::new(), e))?;
     let headers: Vec<StreamHeader> = flows
@@ -107,7 +110,8 @@ fn measure(
         .map(|header| open_stream(target, token, *header, spec))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| (Vec::new(), e))?;
-    let (local, error) = run_streams(&sockets, &headers, spec, size, observer);
+    let token_and_sockets = (token, sockets.as_slice());
+    let (local, error) = run_streams(token_and_sockets, &headers, spec, size, observer);
     let remote = match control.report(token) {
         Ok(remote) => remote,
         Err(e) => return Err((Vec::new(), error.unwrap_or(e))),
@@ -128,13 +132,34 @@ fn flow_offset(flow: Flow, streams: u16) -> u16 {
     }
 }
 
-fn open_stream(target: &Target, token: u32, header: StreamHeader, spec: &ThroughputSpec) -> Result<Socket, NetError> {
+/// The rate each stream sends datagrams of `size` bytes at: the offered rate split evenly, in bit/s.
+fn per_stream_rate(spec: &ThroughputSpec, size: u64) -> Option<f64> {
+    spec.rate.map(|rate| rate.bps_for(size) / f64::from(spec.streams))
+}
+
+/// A stream's socket on the client.
+enum StreamSocket {
+    /// TCP or Unix.
+    Stream(Socket),
+    /// UDP, registered with the responder.
+    Datagram(UdpSocket),
+}
+
+fn open_stream(
+    target: &Target,
+    token: u32,
+    header: StreamHeader,
+    spec: &ThroughputSpec,
+) -> Result<StreamSocket, NetError> {
+    if let (Proto::Udp, Target::Inet(address)) = (spec.proto, target) {
+        return crate::udp_stream::connect(*address, token, header).map(StreamSocket::Datagram);
+    }
     let socket = target.connect_stream(STALL_TIMEOUT)?;
     configure(&socket, spec.buffer_bytes, spec.congestion.as_deref());
     let mut opening = Preamble::new(Role::Data, token).encode().to_vec();
     opening.extend_from_slice(&header.encode());
     (&socket).write_all(&opening).map_err(|e| NetError::io("opening a throughput stream", e))?;
-    Ok(socket)
+    Ok(StreamSocket::Stream(socket))
 }
 
 /// Where a receiving stream puts what it reads: a buffer it copies into, or with `discard` nowhere, by
@@ -179,7 +204,7 @@ pub fn configure(socket: &Socket, buffer_bytes: Option<u64>, congestion: Option<
 
 /// Runs every local stream end on its own thread, started together on one clock.
 fn run_streams(
-    sockets: &[Socket],
+    (token, sockets): (u32, &[StreamSocket]),
     headers: &[StreamHeader],
     spec: &ThroughputSpec,
     size: u64,
@@ -199,9 +224,24 @@ fn run_streams(
             .enumerate()
             .map(|(i, (socket, header))| {
                 let reporter = (i == 0).then_some(observer);
-                scope.spawn(move || match header.flow {
-                    Flow::Upload => send(socket, header.index, epoch, bins, size as usize, duration, reporter),
-                    Flow::Download => receive(socket, header.index, first_byte, bins, spec.discard, reporter),
+                scope.spawn(move || match (socket, header.flow) {
+                    (StreamSocket::Stream(s), Flow::Upload) => {
+                        send(s, header.index, epoch, bins, size as usize, duration, reporter)
+                    }
+                    (StreamSocket::Stream(s), Flow::Download) => {
+                        receive(s, header.index, first_byte, bins, spec.discard, reporter)
+                    }
+                    (StreamSocket::Datagram(s), flow) => {
+                        let stream = crate::udp_stream::UdpStream { socket: s, token, header: *header, bins };
+                        let mut ticker = Ticker::new(reporter, epoch);
+                        let mut cancelled = || ticker.tick(Instant::now());
+                        match flow {
+                            Flow::Upload => {
+                                stream.send(size as usize, per_stream_rate(spec, size), duration, epoch, &mut cancelled)
+                            }
+                            Flow::Download => stream.receive(first_byte, &mut cancelled),
+                        }
+                    }
                 })
             })
             .collect();
@@ -389,8 +429,47 @@ fn sum_series(
         us_per_message: receiver_bps.filter(|&bps| bps > 0.0).map(|bps| size as f64 * 8.0 / bps * 1e6),
         intervals: received.map(|s| s.intervals).unwrap_or_default(),
         tcp: None,
+        udp: udp_series(spec, size, receivers, senders),
         complete,
     }
+}
+
+/// UDP figures of streams: counts summed, loss per stream pair (so duplicates in one stream cannot hide
+/// loss in another), jitter the largest of the streams'.
+fn udp_series(
+    spec: &ThroughputSpec,
+    size: u64,
+    receivers: &[StreamRecord],
+    senders: &[StreamRecord],
+) -> Option<UdpSeries> {
+    if spec.proto != Proto::Udp {
+        return None;
+    }
+    let mut series = UdpSeries {
+        offered_bps: per_stream_rate(spec, size).map(|rate| rate * senders.len() as f64),
+        sent: 0,
+        received: 0,
+        lost: 0,
+        loss_percent: None,
+        out_of_order: 0,
+        duplicates: 0,
+        jitter_us: 0.0,
+        stalls: 0,
+    };
+    for sender in senders {
+        let sent = sender.udp.clone().unwrap_or_default();
+        let received =
+            receivers.iter().find(|r| r.index == sender.index).and_then(|r| r.udp.clone()).unwrap_or_default();
+        series.sent += sent.datagrams;
+        series.stalls += sent.stalls;
+        series.received += received.datagrams;
+        series.lost += UdpStats::lost(&sent, &received);
+        series.out_of_order += received.out_of_order;
+        series.duplicates += received.duplicates;
+        series.jitter_us = series.jitter_us.max(received.jitter_us);
+    }
+    series.loss_percent = (series.sent > 0).then(|| series.lost as f64 * 100.0 / series.sent as f64);
+    Some(series)
 }
 
 /// One stream's figures, over its own window (from its first to its last byte, after the omitted intervals),

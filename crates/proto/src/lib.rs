@@ -18,7 +18,7 @@ pub use frame::{read_frame, read_frame_up_to, write_frame, MAX_CLIENT_FRAME_BYTE
 pub use limits::Limits;
 pub use message::{ErrorCode, Message, TestRequest, CAPABILITIES};
 pub use preamble::{Preamble, Role, StreamHeader, MESSAGE_SIZE_BYTES, PREAMBLE_BYTES};
-pub use probe::{ProbeHeader, PROBE_HEADER_BYTES};
+pub use probe::{ProbeHeader, StreamProbe, PROBE_HEADER_BYTES, STREAM_PROBE_BYTES};
 
 /// The protocol version this build speaks.
 pub const PROTOCOL_VERSION: u16 = 1;

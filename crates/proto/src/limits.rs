@@ -51,11 +51,16 @@ impl Limits {
                 Err(format!("connect needs a connection-oriented transport, not {}", proto.name()))
             }
             TestRequest::Connect { .. } => Ok(()),
-            TestRequest::Throughput { proto: Proto::Udp, .. } => {
-                Err("UDP throughput is not served by this version; use --proto tcp or unix".into())
+            TestRequest::Throughput { proto: Proto::Udp, write_bytes, .. }
+                if (*write_bytes as usize) < crate::STREAM_PROBE_BYTES =>
+            {
+                Err(format!(
+                    "UDP throughput datagrams carry a {}-byte header: use --size {0} or more",
+                    crate::STREAM_PROBE_BYTES
+                ))
             }
-            TestRequest::Throughput { connections, write_bytes, .. } => {
-                self.check_latency(Proto::Tcp, *write_bytes, *connections)
+            TestRequest::Throughput { proto, connections, write_bytes, .. } => {
+                self.check_latency(*proto, *write_bytes, *connections)
             }
         }
     }

@@ -124,6 +124,10 @@ pub enum TestRequest {
         /// The responder's receiving sockets discard data in the kernel instead of copying it out.
         #[serde(default)]
         discard: bool,
+        /// UDP: the rate at which the responder sends each stream, in bits per second of UDP payload
+        /// (`None`: as fast as it can).
+        #[serde(default)]
+        rate_bps: Option<f64>,
     },
     /// Connection-establishment probes: the responder answers each with one byte and closes.
     Connect {

@@ -40,6 +40,61 @@ impl ProbeHeader {
     }
 }
 
+/// Size of the header of a UDP throughput datagram; the smallest UDP write size of a throughput test.
+pub const STREAM_PROBE_BYTES: usize = 16;
+
+/// The header of a UDP throughput datagram: the latency header's token and sequence number, then the send
+/// time, so the receiver can estimate jitter.
+///
+/// ```text
+/// 0             4                  12                16
+/// | token (u32) | sequence (u64)   | sent_ns (u32)   | payload ...    big-endian
+/// ```
+/// `sent_ns` is nanoseconds on the sender's clock modulo 2^32; only differences between datagrams are used.
+/// Three sequence numbers are control datagrams, not data: [`StreamProbe::REGISTER`] (client to responder,
+/// followed by the 4-byte stream header, asks for the stream), [`StreamProbe::ACK`] (responder to client,
+/// the stream is ready) and [`StreamProbe::END`] (the sender has finished).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamProbe {
+    /// The test token.
+    pub token: u32,
+    /// The datagram's sequence number from 0, or one of the control values.
+    pub sequence: u64,
+    /// Send time, nanoseconds modulo 2^32.
+    pub sent_ns: u32,
+}
+
+impl StreamProbe {
+    /// Asks the responder to set up a stream.
+    pub const REGISTER: u64 = u64::MAX;
+    /// The responder's stream is ready.
+    pub const ACK: u64 = u64::MAX - 1;
+    /// The sender has finished.
+    pub const END: u64 = u64::MAX - 2;
+
+    /// Writes the header into the start of `datagram`; `false` (writing nothing) if it is too short.
+    pub fn write_to(&self, datagram: &mut [u8]) -> bool {
+        let Some(header) = datagram.get_mut(..STREAM_PROBE_BYTES) else { return false };
+        header[..4].copy_from_slice(&self.token.to_be_bytes());
+        header[4..12].copy_from_slice(&self.sequence.to_be_bytes());
+        header[12..].copy_from_slice(&self.sent_ns.to_be_bytes());
+        true
+    }
+
+    /// Reads the header from the start of a datagram; `None` if it is too short.
+    pub fn read_from(datagram: &[u8]) -> Option<Self> {
+        let latency = ProbeHeader::read_from(datagram)?;
+        let sent = datagram.get(12..STREAM_PROBE_BYTES)?;
+        let sent_ns = u32::from_be_bytes([sent[0], sent[1], sent[2], sent[3]]);
+        Some(Self { token: latency.token, sequence: latency.sequence, sent_ns })
+    }
+
+    /// Whether this is a data datagram (not a control value).
+    pub fn is_data(&self) -> bool {
+        self.sequence < Self::END
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,6 +105,18 @@ mod tests {
         assert!(ProbeHeader { token: 0xDEAD_BEEF, sequence: 258 }.write_to(&mut datagram));
         assert_eq!(datagram, [0xDE, 0xAD, 0xBE, 0xEF, 0, 0, 0, 0, 0, 0, 1, 2, 0xAA, 0xAA]);
         assert_eq!(ProbeHeader::read_from(&datagram), Some(ProbeHeader { token: 0xDEAD_BEEF, sequence: 258 }));
+    }
+
+    #[test]
+    fn stream_probes_match_their_byte_fixture() {
+        let mut datagram = [0u8; 16];
+        assert!(StreamProbe { token: 1, sequence: 2, sent_ns: 0x0A0B_0C0D }.write_to(&mut datagram));
+        assert_eq!(datagram, [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0x0A, 0x0B, 0x0C, 0x0D]);
+        let probe = StreamProbe::read_from(&datagram).unwrap();
+        assert_eq!(probe, StreamProbe { token: 1, sequence: 2, sent_ns: 0x0A0B_0C0D });
+        assert!(probe.is_data());
+        assert!(!StreamProbe { sequence: StreamProbe::END, ..probe }.is_data());
+        assert_eq!(StreamProbe::read_from(&datagram[..15]), None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::Reporter;
 pub const COLUMNS: &str = "test,proto,size_bytes,session,count,min_us,mean_us,stddev_us,p50_us,p90_us,p99_us,p999_us,max_us,transactions_per_s,lost,late,elapsed_s,complete";
 
 /// Column names of throughput rows.
-pub const THROUGHPUT_COLUMNS: &str = "test,proto,phase,size_bytes,flow,stream,receiver_bps,sender_bps,receiver_bytes,sender_bytes,window_s,messages_per_s,us_per_message,retransmits,cwnd_bytes,srtt_us,congestion,complete";
+pub const THROUGHPUT_COLUMNS: &str = "test,proto,phase,size_bytes,flow,stream,receiver_bps,sender_bps,receiver_bytes,sender_bytes,window_s,messages_per_s,us_per_message,retransmits,cwnd_bytes,srtt_us,congestion,offered_bps,sent_datagrams,received_datagrams,lost_datagrams,loss_percent,out_of_order,duplicates,jitter_us,stalls,complete";
 
 /// CSV with a header row. An empty cell means "not applicable" (no size, the aggregate session, or nothing
 /// measured).
@@ -58,9 +58,24 @@ fn render_throughput(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             Some(t) => format!("{},{},{},{}", t.retransmits, t.cwnd_bytes, t.srtt_us, t.congestion),
             None => ",,,".to_string(),
         };
+        let udp = match &s.udp {
+            Some(u) => format!(
+                "{},{},{},{},{},{},{},{:.3},{}",
+                opt(u.offered_bps),
+                u.sent,
+                u.received,
+                u.lost,
+                opt(u.loss_percent),
+                u.out_of_order,
+                u.duplicates,
+                u.jitter_us,
+                u.stalls
+            ),
+            None => ",,,,,,,,".to_string(),
+        };
         writeln!(
             out,
-            "throughput,{proto},{},{},{},{},{},{},{},{},{:.6},{},{},{tcp},{}",
+            "throughput,{proto},{},{},{},{},{},{},{},{},{:.6},{},{},{tcp},{udp},{}",
             s.phase.name(),
             s.size_bytes,
             s.flow.name(),

@@ -132,6 +132,7 @@ pub(crate) mod fixture {
             us_per_message: Some(131_072.0 * 8.0 / sum.goodput_bps * 1e6),
             intervals: sum.intervals,
             tcp: None,
+            udp: None,
             complete: true,
         }];
         for r in &records {
@@ -161,6 +162,7 @@ pub(crate) mod fixture {
             buffer_bytes: None,
             congestion: None,
             discard: false,
+            rate: None,
         });
         run.command = vec!["linkperf".into(), "throughput".into(), "-P".into(), "2".into()];
         run.series = Vec::new();

@@ -75,9 +75,13 @@ fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
                 spec.duration_s,
                 spec.interval_s
             )?;
+            let payload = match spec.proto {
+                linkperf_core::Proto::Udp => "UDP payload (datagram bytes after the UDP header)",
+                _ => "payload (application bytes)",
+            };
             writeln!(
                 out,
-                "goodput in Mbit/s of payload (application bytes, 1 Mbit = 10^6 bit) read by the receiver; what the sender wrote beside it"
+                "goodput in Mbit/s of {payload}, 1 Mbit = 10^6 bit, read by the receiver; what the sender wrote beside it"
             )?;
         }
         Parameters::Connect(spec) => {

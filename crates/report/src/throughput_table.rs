@@ -5,27 +5,26 @@ use std::io::{self, Write};
 
 use linkperf_core::run_result::ThroughputSeries;
 use linkperf_core::units::format_size;
-use linkperf_core::{RunResult, ThroughputSpec};
+use linkperf_core::{Proto, RunResult, ThroughputSpec};
 
 /// Writes the rows and intervals of a throughput run (the header and footer are the table's).
 pub(crate) fn write_body(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(
+    let common = ["phase", "size", "flow", "stream", "recv Mbit/s", "sent Mbit/s", "window s", "msg/s", "µs/msg"];
+    write!(
         out,
-        "{:<13} {:>6} {:<8} {:>6} {:>12} {:>12} {:>8} {:>11} {:>9} {:>8} {:>9} {:>8} {:<6}",
-        "phase",
-        "size",
-        "flow",
-        "stream",
-        "recv Mbit/s",
-        "sent Mbit/s",
-        "window s",
-        "msg/s",
-        "µs/msg",
-        "retrans",
-        "cwnd KiB",
-        "srtt µs",
-        "cc"
+        "{:<13} {:>6} {:<8} {:>6} {:>12} {:>12} {:>8} {:>11} {:>9}",
+        common[0], common[1], common[2], common[3], common[4], common[5], common[6], common[7], common[8]
     )?;
+    if spec.proto == Proto::Udp {
+        let udp = ["offer Mbit/s", "lost/sent", "loss %", "jitter µs", "ooo", "dup", "stalls"];
+        writeln!(
+            out,
+            " {:>12} {:>19} {:>8} {:>10} {:>6} {:>6} {:>6}",
+            udp[0], udp[1], udp[2], udp[3], udp[4], udp[5], udp[6]
+        )?;
+    } else {
+        writeln!(out, " {:>8} {:>9} {:>8} {:<6}", "retrans", "cwnd KiB", "srtt µs", "cc")?;
+    }
     for series in &run.throughput {
         write_row(series, out)?;
     }
@@ -36,19 +35,10 @@ fn write_row(s: &ThroughputSeries, out: &mut dyn Write) -> io::Result<()> {
     let mbit = |bps: Option<f64>| bps.map(|b| format!("{:.2}", b / 1e6)).unwrap_or_else(|| "-".into());
     let number = |v: Option<f64>, digits: usize| v.map(|v| format!("{v:.digits$}")).unwrap_or_else(|| "-".into());
     let stream = s.stream.map(|i| i.to_string()).unwrap_or_else(|| "sum".into());
-    let (retrans, cwnd, srtt, cc) = match &s.tcp {
-        Some(t) => (
-            t.retransmits.to_string(),
-            format!("{:.0}", t.cwnd_bytes as f64 / 1024.0),
-            t.srtt_us.to_string(),
-            t.congestion.clone(),
-        ),
-        None => ("-".into(), "-".into(), "-".into(), "-".into()),
-    };
     let mark = if s.complete { "" } else { " *" };
-    writeln!(
+    write!(
         out,
-        "{:<13} {:>6} {:<8} {:>6} {:>12} {:>12} {:>8.2} {:>11} {:>9} {:>8} {:>9} {:>8} {:<6}{mark}",
+        "{:<13} {:>6} {:<8} {:>6} {:>12} {:>12} {:>8.2} {:>11} {:>9}",
         s.phase.name(),
         format_size(s.size_bytes),
         s.flow.name(),
@@ -58,11 +48,29 @@ fn write_row(s: &ThroughputSeries, out: &mut dyn Write) -> io::Result<()> {
         s.window_s,
         number(s.messages_per_s, 0),
         number(s.us_per_message, 3),
-        retrans,
-        cwnd,
-        srtt,
-        cc
-    )
+    )?;
+    match (&s.udp, &s.tcp) {
+        (Some(u), _) => writeln!(
+            out,
+            " {:>12} {:>19} {:>8} {:>10.2} {:>6} {:>6} {:>6}{mark}",
+            mbit(u.offered_bps),
+            format!("{}/{}", u.lost, u.sent),
+            number(u.loss_percent, 3),
+            u.jitter_us,
+            u.out_of_order,
+            u.duplicates,
+            u.stalls
+        ),
+        (None, Some(t)) => writeln!(
+            out,
+            " {:>8} {:>9.0} {:>8} {:<6}{mark}",
+            t.retransmits,
+            t.cwnd_bytes as f64 / 1024.0,
+            t.srtt_us,
+            t.congestion
+        ),
+        (None, None) => writeln!(out, " {:>8} {:>9} {:>8} {:<6}{mark}", "-", "-", "-", "-"),
+    }
 }
 
 fn write_intervals(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {

@@ -32,7 +32,7 @@ const EXAMPLES: &str = "Examples:
 pub struct ThroughputArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Transport (tcp or unix; UDP throughput is planned).
+    /// Transport.
     #[arg(long, value_enum, default_value = "tcp")]
     pub proto: ProtoArg,
     /// Which way data flows.
@@ -44,9 +44,14 @@ pub struct ThroughputArgs {
     /// Parallel streams per direction, started together.
     #[arg(short = 'P', long, default_value_t = 1)]
     pub streams: u16,
-    /// Write sizes in bytes (k = 1024), one series each, e.g. 64,1k,64k.
-    #[arg(short, long, value_name = "SIZES", default_value = "128k", value_parser = value::size_list)]
-    pub size: value::SizeList,
+    /// Write sizes in bytes (k = 1024), one series each, e.g. 64,1k,64k [default: 128k; UDP: 1472, the
+    /// largest datagram payload in a 1500-byte IPv4 packet].
+    #[arg(short, long, value_name = "SIZES", value_parser = value::size_list)]
+    pub size: Option<value::SizeList>,
+    /// UDP: offered rate per direction, split over the streams: bits per second (100M, 1.5G) or datagrams
+    /// per second (10kpps) [default: as fast as the sender can].
+    #[arg(short = 'b', long, value_parser = value::rate)]
+    pub rate: Option<linkperf_core::units::OfferedRate>,
     /// Length of each phase and size.
     #[arg(short, long, default_value = "10s", value_parser = value::duration)]
     pub duration: Duration,
@@ -86,11 +91,14 @@ impl TryFrom<&ThroughputArgs> for ThroughputSpec {
 
     fn try_from(args: &ThroughputArgs) -> Result<Self, UsageError> {
         let proto = Proto::from(args.proto);
-        if proto == Proto::Udp {
-            return Err(UsageError("UDP throughput is not available yet: use --proto tcp or unix".into()));
-        }
-        if args.size.0.contains(&0) {
-            return Err(UsageError("write sizes start at 1 byte".into()));
+        let sizes = match (&args.size, proto) {
+            (Some(sizes), _) => sizes.0.clone(),
+            (None, Proto::Udp) => vec![DEFAULT_UDP_SIZE],
+            (None, _) => vec![DEFAULT_STREAM_SIZE],
+        };
+        check_sizes(proto, &sizes)?;
+        if args.rate.is_some() && proto != Proto::Udp {
+            return Err(UsageError("--rate paces UDP only; TCP and Unix streams send as fast as they can".into()));
         }
         if args.streams == 0 || args.streams > 128 {
             return Err(UsageError("--streams must be between 1 and 128".into()));
@@ -112,15 +120,42 @@ impl TryFrom<&ThroughputArgs> for ThroughputSpec {
             proto,
             phases,
             streams: args.streams,
-            sizes_bytes: args.size.0.clone(),
+            sizes_bytes: sizes,
             duration_s: args.duration.as_secs_f64(),
             interval_s: args.interval.as_secs_f64(),
             omit_intervals: args.omit,
             buffer_bytes: args.buffer,
             congestion: args.congestion.clone(),
             discard: args.discard,
+            rate: args.rate,
         })
     }
+}
+
+/// The write size of TCP and Unix streams when none is given.
+const DEFAULT_STREAM_SIZE: u64 = 128 * 1024;
+/// The UDP datagram payload when none is given: the largest in a 1500-byte IPv4 packet.
+const DEFAULT_UDP_SIZE: u64 = 1472;
+
+fn check_sizes(proto: Proto, sizes: &[u64]) -> Result<(), UsageError> {
+    use linkperf_proto::limits::MAX_UDP_PAYLOAD_IPV4;
+    use linkperf_proto::STREAM_PROBE_BYTES;
+    if sizes.contains(&0) {
+        return Err(UsageError("write sizes start at 1 byte".into()));
+    }
+    if proto == Proto::Udp {
+        if let Some(small) = sizes.iter().find(|&&s| (s as usize) < STREAM_PROBE_BYTES) {
+            return Err(UsageError(format!(
+                "a UDP datagram of {small} bytes cannot hold the {STREAM_PROBE_BYTES}-byte header: use --size {STREAM_PROBE_BYTES} or more"
+            )));
+        }
+        if let Some(big) = sizes.iter().find(|&&s| s > MAX_UDP_PAYLOAD_IPV4) {
+            return Err(UsageError(format!(
+                "a UDP datagram carries at most {MAX_UDP_PAYLOAD_IPV4} bytes over IPv4 (65527 over IPv6), not {big}"
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -156,7 +191,11 @@ mod tests {
 
     #[test]
     fn impossible_requests_are_usage_errors() {
-        assert!(spec(&["--proto", "udp"]).unwrap_err().contains("not available yet"));
+        assert_eq!(spec(&["--proto", "udp"]).unwrap().sizes_bytes, vec![1472]);
+        assert!(spec(&["--proto", "udp", "--size", "8"]).unwrap_err().contains("16-byte header"));
+        assert!(spec(&["--proto", "udp", "--size", "65508"]).unwrap_err().contains("at most 65507"));
+        assert!(spec(&["--rate", "10M"]).unwrap_err().contains("UDP only"));
+        assert!(spec(&["--proto", "udp", "--rate", "fast"]).is_err());
         assert!(spec(&["--streams", "0"]).is_err());
         assert!(spec(&["--size", "0"]).is_err());
         assert!(spec(&["--duration", "1s", "--interval", "2s"]).is_err());

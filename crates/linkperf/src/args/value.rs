@@ -25,6 +25,11 @@ pub fn duration(text: &str) -> Result<Duration, String> {
     units::parse_duration(text).map_err(|e| e.to_string())
 }
 
+/// Parses an offered rate such as `100M` (bit/s) or `10kpps`.
+pub fn rate(text: &str) -> Result<units::OfferedRate, String> {
+    units::parse_rate(text).map_err(|e| e.to_string())
+}
+
 /// Parses a rate per second such as `1000` or `10k`.
 pub fn per_second(text: &str) -> Result<f64, String> {
     units::parse_per_second(text).map_err(|e| e.to_string())

@@ -8,12 +8,19 @@ use std::io::{ErrorKind, Read, Write};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
 use linkperf_core::throughput::{End, Flow, StreamMeter, StreamRecord};
+use linkperf_core::Proto;
 use linkperf_proto::StreamHeader;
 use socket2::Socket;
 
 use super::echo::is_timeout;
+use super::Shared;
 use crate::throughput::Drain;
+use crate::udp_stream::{self, UdpStream};
 
 /// How often a blocked stream checks that its test still runs.
 const TICK: Duration = Duration::from_millis(250);
@@ -41,6 +48,12 @@ pub(crate) struct BulkState {
     pub congestion: Option<String>,
     /// Receive with `MSG_TRUNC` (discard in the kernel).
     pub discard: bool,
+    /// UDP: the rate at which each stream sends, in bits per second (`None`: unpaced).
+    pub rate_bps: Option<f64>,
+    /// UDP: the stream numbers already set up (registrations are repeated until acknowledged).
+    pub udp_streams: Mutex<std::collections::HashSet<u16>>,
+    /// Set when the client asks for the report: UDP receivers stop even if an END was lost.
+    pub stop: std::sync::atomic::AtomicBool,
 }
 
 impl BulkState {
@@ -106,4 +119,41 @@ fn source(mut socket: &Socket, index: u16, state: &BulkState, live: impl Fn() ->
     let _ = socket.shutdown(std::net::Shutdown::Write);
     let _ = socket.set_read_timeout(Some(CLOSE_WAIT));
     let _ = socket.read(&mut [0u8; 64]);
+}
+
+/// Sets up a UDP stream asked for by a REGISTER datagram that reached the shared socket: a socket of its
+/// own on the responder's address, connected to the client, served on a thread of its own. Repeated
+/// registrations of a stream already set up are answered by that stream's socket.
+pub(crate) fn register_udp(
+    local: SocketAddr,
+    client: SocketAddr,
+    token: u32,
+    header: StreamHeader,
+    shared: &Arc<Shared>,
+) {
+    let Some(state) = shared.registry.bulk_of(token, Proto::Udp, Instant::now()) else { return };
+    let first_time = state.udp_streams.lock().unwrap_or_else(|p| p.into_inner()).insert(header.index);
+    if !first_time || shared.registry.attach_stream(token, Proto::Udp, Instant::now(), None).is_err() {
+        return;
+    }
+    let socket = match udp_stream::accept(local, client) {
+        Ok(socket) => socket,
+        Err(e) => return super::echo::log(shared, &format!("udp stream for {client}: {e}")),
+    };
+    let shared = shared.clone();
+    let _ = super::spawn_named("udp-stream", move || {
+        udp_stream::acknowledge(&socket, token);
+        let live = || shared.registry.is_live(token, Proto::Udp, Instant::now());
+        let stream = UdpStream { socket: &socket, token, header, bins: (state.interval_ns, state.resolution_ns()) };
+        let record = match header.flow {
+            Flow::Upload => stream.receive(&state.epoch, &mut || state.stop.load(Ordering::Relaxed) || !live()),
+            Flow::Download => {
+                let epoch = *state.epoch.get_or_init(Instant::now);
+                stream.send(state.write_bytes, state.rate_bps, state.duration, epoch, &mut || !live())
+            }
+        };
+        if let Ok(record) = record {
+            state.store(record);
+        }
+    });
 }

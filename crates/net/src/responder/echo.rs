@@ -194,9 +194,10 @@ pub(crate) fn write_all_spinning(mut socket: &Socket, mut bytes: &[u8]) -> std::
     Ok(())
 }
 
-/// Echoes datagrams of running UDP tests to their sender, forever. Spins while any running UDP test asked
+/// Echoes datagrams of running UDP latency tests to their sender, and sets up UDP throughput streams on
+/// their registration, forever. Spins while any running UDP test asked
 /// for it, blocks (with a short timeout, to notice that change) otherwise.
-pub(super) fn serve_udp(socket: UdpSocket, shared: &Shared) {
+pub(super) fn serve_udp(socket: UdpSocket, shared: &std::sync::Arc<Shared>) {
     let mut buffer = vec![0u8; 65_536];
     let mut spinning = false;
     let mut admitted_token = AdmittedToken::default();
@@ -205,6 +206,12 @@ pub(super) fn serve_udp(socket: UdpSocket, shared: &Shared) {
         match socket.recv_from(&mut buffer) {
             Ok((n, peer)) => {
                 let datagram = &buffer[..n];
+                if let Some((probe, header)) = crate::udp_stream::registration(datagram) {
+                    if let Ok(local) = socket.local_addr() {
+                        super::bulk::register_udp(local, peer, probe.token, header, shared);
+                    }
+                    continue;
+                }
                 let admitted = ProbeHeader::read_from(datagram).is_some_and(|h| admitted_token.admits(h.token, shared));
                 if admitted {
                     let _ = socket.send_to(datagram, peer);

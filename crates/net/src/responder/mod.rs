@@ -233,6 +233,8 @@ fn bind_udp(address: SocketAddr) -> Result<UdpSocket, NetError> {
     if address.is_ipv6() {
         socket.set_only_v6(false).map_err(&error)?;
     }
+    // UDP throughput streams bind sockets of their own to this port, connected to their client.
+    socket.set_reuse_address(true).map_err(&error)?;
     socket.bind(&address.into()).map_err(&error)?;
     Ok(socket.into())
 }

@@ -127,6 +127,13 @@ impl Registry {
         Some((slot.entry.bulk.clone()?, slot.entry.streams))
     }
 
+    /// The state of a running throughput test over `proto`, whatever its session.
+    pub fn bulk_of(&self, token: u32, proto: Proto, now: Instant) -> Option<std::sync::Arc<super::bulk::BulkState>> {
+        let tests = self.lock();
+        let slot = tests.get(&token).filter(|s| s.entry.proto == proto && now <= s.entry.deadline)?;
+        slot.entry.bulk.clone()
+    }
+
     /// Whether `token` still admits traffic of `proto`.
     pub fn is_live(&self, token: u32, proto: Proto, now: Instant) -> bool {
         self.lock().get(&token).is_some_and(|s| s.entry.proto == proto && now <= s.entry.deadline)

@@ -170,6 +170,7 @@ impl Session<'_> {
                 buffer_bytes,
                 congestion,
                 discard,
+                rate_bps,
             } => TestEntry {
                 session: self.id,
                 proto,
@@ -188,6 +189,9 @@ impl Session<'_> {
                     buffer_bytes,
                     congestion,
                     discard,
+                    rate_bps,
+                    udp_streams: std::sync::Mutex::new(std::collections::HashSet::new()),
+                    stop: std::sync::atomic::AtomicBool::new(false),
                 })),
             },
             TestRequest::Connect { proto, .. } => TestEntry {
@@ -212,6 +216,7 @@ impl Session<'_> {
         let Some((state, admitted)) = self.shared.registry.bulk(self.id, token) else {
             return Err(self.refuse(ErrorCode::Malformed, &format!("no throughput test with token {token:08x}")));
         };
+        state.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let deadline = Instant::now() + REPORT_WAIT;
         let mut streams = state.records();
         while streams.len() < admitted as usize && Instant::now() < deadline {

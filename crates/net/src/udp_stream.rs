@@ -1,0 +1,242 @@
+//! UDP throughput streams, on both ends: registration, paced sending and receiving with loss, reordering,
+//! duplicate and jitter accounting.
+//!
+//! A client opens a UDP socket per stream and sends REGISTER datagrams to the responder's port until the
+//! responder answers ACK from a socket of its own, bound to the same port and connected to the client, so
+//! one firewall opening still suffices and each stream has its own socket (and thread) on both ends.
+//!
+//! A paced sender gives datagram k the due time `anchor + k x gap`, waits for it, and sends. If it falls
+//! more than [`SCHEDULE_SLACK`] behind (a stall), it re-anchors the schedule at the present instead of
+//! sending the missed datagrams in a burst, and counts the stall; the achieved rate then shows the shortfall.
+
+use std::io::ErrorKind;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use linkperf_core::datagram_tracker::{DatagramTracker, UdpStats};
+use linkperf_core::throughput::{End, StreamMeter, StreamRecord};
+use linkperf_proto::{StreamHeader, StreamProbe, MESSAGE_SIZE_BYTES, STREAM_PROBE_BYTES};
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::NetError;
+
+/// How far behind its schedule a sender may fall before it re-anchors instead of catching up.
+pub const SCHEDULE_SLACK: Duration = Duration::from_millis(1);
+/// How often a blocked receiver wakes to check whether it should stop.
+const TICK: Duration = Duration::from_millis(50);
+/// How long a client keeps asking for a stream.
+const REGISTER_FOR: Duration = Duration::from_secs(3);
+/// How long a receiver waits after the last datagram, once data has flowed, before it stops by itself.
+const QUIET_END: Duration = Duration::from_secs(1);
+/// How many END datagrams a sender sends (a lost END only delays the receiver's stop).
+const END_COPIES: usize = 3;
+/// Socket buffers asked for on UDP stream sockets: large, so a short stall of the reader loses nothing.
+const BUFFER_BYTES: usize = 4 << 20;
+
+/// One UDP stream end: its socket, identity and clock parameters.
+pub struct UdpStream<'a> {
+    /// The connected socket.
+    pub socket: &'a UdpSocket,
+    /// The test token.
+    pub token: u32,
+    /// The stream's header (direction and number).
+    pub header: StreamHeader,
+    /// Interval and fine-bin lengths.
+    pub bins: (u64, u64),
+}
+
+impl UdpStream<'_> {
+    /// Sends `size`-byte datagrams for `duration`, at `rate_bps` of UDP payload if given, then END.
+    /// `epoch` is the sending clock's origin; `cancelled` is polled a few times a second.
+    pub fn send(
+        &self,
+        size: usize,
+        rate_bps: Option<f64>,
+        duration: Duration,
+        epoch: Instant,
+        cancelled: &mut dyn FnMut() -> bool,
+    ) -> Result<StreamRecord, NetError> {
+        let mut meter = StreamMeter::new(self.header.index, self.header.flow, End::Sender, self.bins.0, self.bins.1);
+        let mut stats = UdpStats::default();
+        let mut datagram: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        let gap = rate_bps.filter(|r| *r > 0.0).map(|r| Duration::from_secs_f64(size as f64 * 8.0 / r));
+        let start = Instant::now();
+        let (mut anchor, mut scheduled) = (start, 0u64);
+        let mut next_poll = start + TICK;
+        loop {
+            let mut now = Instant::now();
+            if now.duration_since(start) >= duration {
+                break;
+            }
+            if let Some(gap) = gap {
+                let due = anchor + gap.mul_f64(scheduled as f64);
+                if now > due + SCHEDULE_SLACK {
+                    (anchor, scheduled) = (now, 0);
+                    stats.stalls += 1;
+                } else {
+                    crate::clock::wait_until(due);
+                    now = due.max(now);
+                }
+                scheduled += 1;
+            }
+            let sent_ns = now.duration_since(epoch).as_nanos() as u64;
+            StreamProbe { token: self.token, sequence: stats.datagrams, sent_ns: sent_ns as u32 }
+                .write_to(&mut datagram);
+            match self.socket.send(&datagram) {
+                Ok(n) => {
+                    stats.datagrams += 1;
+                    meter.record(n as u64, Instant::now().duration_since(epoch).as_nanos() as u64);
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock) => {}
+                Err(e) => return Err(udp_error(e)),
+            }
+            if now >= next_poll {
+                next_poll = now + TICK;
+                if cancelled() {
+                    return Err(NetError::Interrupted);
+                }
+            }
+        }
+        self.control(StreamProbe::END, END_COPIES);
+        Ok(meter.finish_udp(stats))
+    }
+
+    /// Receives datagrams until END, until `stop` says so, or until the sender has been quiet for a second
+    /// after data flowed. `first_byte` is shared by the streams measured on this host: their clock starts at
+    /// the first datagram any of them receives.
+    pub fn receive(
+        &self,
+        first_byte: &std::sync::OnceLock<Instant>,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<StreamRecord, NetError> {
+        let mut meter = StreamMeter::new(self.header.index, self.header.flow, End::Receiver, self.bins.0, self.bins.1);
+        let mut tracker = DatagramTracker::new();
+        let mut buffer = vec![0u8; 65_536];
+        self.socket.set_read_timeout(Some(TICK)).map_err(|e| NetError::io("configuring a UDP stream", e))?;
+        let mut last_arrival: Option<Instant> = None;
+        loop {
+            match self.socket.recv(&mut buffer) {
+                Ok(n) => {
+                    let now = Instant::now();
+                    let Some(probe) = StreamProbe::read_from(&buffer[..n]).filter(|p| p.token == self.token) else {
+                        continue;
+                    };
+                    if probe.sequence == StreamProbe::END {
+                        break;
+                    }
+                    if probe.sequence == StreamProbe::REGISTER {
+                        self.control(StreamProbe::ACK, 1);
+                        continue;
+                    }
+                    if !probe.is_data() {
+                        continue;
+                    }
+                    let origin = *first_byte.get_or_init(|| now);
+                    let at_ns = now.saturating_duration_since(origin).as_nanos() as u64;
+                    tracker.record(probe.sequence, probe.sent_ns, at_ns);
+                    meter.record(n as u64, at_ns);
+                    last_arrival = Some(now);
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {
+                    if stop() || last_arrival.is_some_and(|t| t.elapsed() > QUIET_END) {
+                        break;
+                    }
+                }
+                Err(e) => return Err(udp_error(e)),
+            }
+        }
+        Ok(meter.finish_udp(tracker.stats()))
+    }
+
+    /// Sends `copies` control datagrams with sequence number `sequence`.
+    fn control(&self, sequence: u64, copies: usize) {
+        let mut datagram = [0u8; STREAM_PROBE_BYTES];
+        StreamProbe { token: self.token, sequence, sent_ns: 0 }.write_to(&mut datagram);
+        for _ in 0..copies {
+            let _ = self.socket.send(&datagram);
+        }
+    }
+}
+
+/// Client side: opens a stream's socket and registers it with the responder at `responder`.
+pub fn connect(responder: SocketAddr, token: u32, header: StreamHeader) -> Result<UdpSocket, NetError> {
+    let local: SocketAddr =
+        if responder.is_ipv6() { (std::net::Ipv6Addr::UNSPECIFIED, 0).into() } else { ([0, 0, 0, 0], 0).into() };
+    let socket = UdpSocket::bind(local).map_err(|e| NetError::io("opening a UDP socket", e))?;
+    let socket = Socket::from(socket);
+    let _ = socket.set_recv_buffer_size(BUFFER_BYTES);
+    let _ = socket.set_send_buffer_size(BUFFER_BYTES);
+    let socket = UdpSocket::from(socket);
+    socket.connect(responder).map_err(|source| NetError::Connect { address: responder.to_string(), source })?;
+    register(&socket, token, header)?;
+    Ok(socket)
+}
+
+fn register(socket: &UdpSocket, token: u32, header: StreamHeader) -> Result<(), NetError> {
+    let mut request = [0u8; STREAM_PROBE_BYTES + MESSAGE_SIZE_BYTES];
+    StreamProbe { token, sequence: StreamProbe::REGISTER, sent_ns: 0 }.write_to(&mut request);
+    request[STREAM_PROBE_BYTES..].copy_from_slice(&header.encode());
+    socket
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .map_err(|e| NetError::io("configuring a UDP stream", e))?;
+    let started = Instant::now();
+    let mut reply = [0u8; 2048];
+    while started.elapsed() < REGISTER_FOR {
+        socket.send(&request).map_err(udp_error)?;
+        match socket.recv(&mut reply) {
+            Ok(n)
+                if StreamProbe::read_from(&reply[..n])
+                    .is_some_and(|p| p.token == token && p.sequence == StreamProbe::ACK) =>
+            {
+                return Ok(())
+            }
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+            Err(e) => return Err(udp_error(e)),
+        }
+    }
+    Err(NetError::Timeout {
+        what: format!(
+            "the responder's answer to UDP stream registration (is UDP port {} open?)",
+            socket.peer_addr().map(|a| a.port()).unwrap_or(0)
+        ),
+        timeout_s: REGISTER_FOR.as_secs_f64(),
+    })
+}
+
+/// Responder side: a socket on the responder's own address and port, connected to the client, so that the
+/// client's datagrams reach it rather than the shared socket.
+pub fn accept(local: SocketAddr, client: SocketAddr) -> std::io::Result<UdpSocket> {
+    let socket = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
+    if local.is_ipv6() {
+        socket.set_only_v6(false)?;
+    }
+    socket.set_reuse_address(true)?;
+    let _ = socket.set_recv_buffer_size(BUFFER_BYTES);
+    let _ = socket.set_send_buffer_size(BUFFER_BYTES);
+    socket.bind(&local.into())?;
+    socket.connect(&client.into())?;
+    Ok(socket.into())
+}
+
+/// Acknowledges a registration from the stream's own socket.
+pub fn acknowledge(socket: &UdpSocket, token: u32) {
+    let mut datagram = [0u8; STREAM_PROBE_BYTES];
+    StreamProbe { token, sequence: StreamProbe::ACK, sent_ns: 0 }.write_to(&mut datagram);
+    let _ = socket.send(&datagram);
+}
+
+/// Reads a registration datagram: its probe and stream header.
+pub fn registration(datagram: &[u8]) -> Option<(StreamProbe, StreamHeader)> {
+    let probe = StreamProbe::read_from(datagram).filter(|p| p.sequence == StreamProbe::REGISTER)?;
+    let header = datagram.get(STREAM_PROBE_BYTES..STREAM_PROBE_BYTES + MESSAGE_SIZE_BYTES)?;
+    let header = StreamHeader::decode([header[0], header[1], header[2], header[3]])?;
+    Some((probe, header))
+}
+
+fn udp_error(e: std::io::Error) -> NetError {
+    match e.kind() {
+        ErrorKind::ConnectionRefused => NetError::PeerClosed(" (its UDP port is closed: ICMP port unreachable)".into()),
+        _ => NetError::io("moving UDP stream data", e),
+    }
+}
