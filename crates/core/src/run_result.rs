@@ -190,6 +190,12 @@ pub struct ThroughputSeries {
     /// UDP figures (UDP only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<UdpSeries>,
+    /// CPU cost of the sending end's stream threads.
+    #[serde(default)]
+    pub sender_cpu: Option<crate::throughput::CpuCost>,
+    /// CPU cost of the receiving end's stream threads.
+    #[serde(default)]
+    pub receiver_cpu: Option<crate::throughput::CpuCost>,
     /// Whether the phase ran its whole duration.
     pub complete: bool,
 }
@@ -240,6 +246,9 @@ pub struct RunResult {
     /// Every throughput series, in the order measured; per-stream series follow their sum.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub throughput: Vec<ThroughputSeries>,
+    /// Cautions about the figures (e.g. an end was CPU-bound), for people reading them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Whether the run completed.
     pub status: RunStatus,
 }

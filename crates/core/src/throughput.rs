@@ -85,6 +85,79 @@ pub struct StreamRecord {
     /// UDP figures, for UDP streams.
     #[serde(default)]
     pub udp: Option<crate::datagram_tracker::UdpStats>,
+    /// CPU time of the thread that served this stream end.
+    #[serde(default)]
+    pub cpu: Option<ThreadCpu>,
+}
+
+/// CPU time one thread spent, and the wall time it spent it in (from `getrusage(RUSAGE_THREAD)`). It
+/// includes the thread's system calls, not the kernel's deferred network processing (softirqs) done on
+/// behalf of the socket, which the host counters show.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadCpu {
+    /// User-mode seconds.
+    pub user_s: f64,
+    /// Kernel-mode seconds.
+    pub system_s: f64,
+    /// Wall seconds over which they were measured.
+    pub wall_s: f64,
+}
+
+impl ThreadCpu {
+    /// Busy share of one core, in percent.
+    pub fn percent(&self) -> f64 {
+        if self.wall_s > 0.0 {
+            (self.user_s + self.system_s) / self.wall_s * 100.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The CPU cost of one end of a flow (all its stream threads).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CpuCost {
+    /// User-mode seconds of the stream threads.
+    pub user_s: f64,
+    /// Kernel-mode seconds of the stream threads.
+    pub system_s: f64,
+    /// User-mode time as a percentage of one core over the stream's wall time (summed over streams).
+    pub user_percent: f64,
+    /// Kernel-mode time likewise.
+    pub system_percent: f64,
+    /// CPU seconds (user and kernel) per 10^9 payload bytes moved.
+    pub cpu_s_per_gb: Option<f64>,
+    /// The busiest stream thread's share of a core, in percent; near 100 the end was CPU-bound.
+    pub busiest_thread_percent: f64,
+}
+
+impl CpuCost {
+    /// Sums the CPU of the records' threads against the bytes they moved; `None` if none has CPU figures.
+    pub fn of(records: &[StreamRecord]) -> Option<CpuCost> {
+        let cpus: Vec<(ThreadCpu, u64)> = records.iter().filter_map(|r| r.cpu.map(|c| (c, r.bytes))).collect();
+        if cpus.is_empty() {
+            return None;
+        }
+        let (user_s, system_s): (f64, f64) =
+            cpus.iter().fold((0.0, 0.0), |(u, s), (c, _)| (u + c.user_s, s + c.system_s));
+        let wall_s = cpus.iter().map(|(c, _)| c.wall_s).fold(0.0, f64::max);
+        let bytes: u64 = cpus.iter().map(|(_, b)| b).sum();
+        let percent = |seconds: f64| if wall_s > 0.0 { seconds / wall_s * 100.0 } else { 0.0 };
+        Some(CpuCost {
+            user_s,
+            system_s,
+            user_percent: percent(user_s),
+            system_percent: percent(system_s),
+            cpu_s_per_gb: (bytes > 0).then(|| (user_s + system_s) / (bytes as f64 / 1e9)),
+            busiest_thread_percent: cpus.iter().map(|(c, _)| c.percent()).fold(0.0, f64::max),
+        })
+    }
+
+    /// Whether a stream thread was busy enough (90 % of a core or more) that the end, not the link, may have
+    /// set the rate.
+    pub fn cpu_bound(&self) -> bool {
+        self.busiest_thread_percent >= 90.0
+    }
 }
 
 impl StreamRecord {
@@ -143,6 +216,7 @@ impl StreamMeter {
             bins: Vec::new(),
             tcp: None,
             udp: None,
+            cpu: None,
         };
         Self { record, started: false }
     }
@@ -337,6 +411,22 @@ mod tests {
         // 7 ms wanted; 300 ms splits exactly into 48 bins of 6.25 ms.
         assert_eq!(resolution_ns(300_000_000, 7 * SECOND), 6_250_000);
         assert_eq!(resolution_ns(1_000_000_007, 10 * SECOND), 1_000_000_007, "a prime interval is one bin");
+    }
+
+    #[test]
+    fn cpu_cost_sums_threads_against_bytes() {
+        let cpu = |user_s, system_s| Some(ThreadCpu { user_s, system_s, wall_s: 2.0 });
+        let mut a = stream(0, &[(1_000_000_000, 0)]);
+        a.cpu = cpu(0.5, 1.5);
+        let mut b = stream(1, &[(1_000_000_000, 0)]);
+        b.cpu = cpu(0.1, 0.3);
+        let cost = CpuCost::of(&[a, b]).unwrap();
+        assert!((cost.user_s - 0.6).abs() < 1e-12 && (cost.system_s - 1.8).abs() < 1e-12);
+        assert!((cost.user_percent - 30.0).abs() < 1e-9 && (cost.system_percent - 90.0).abs() < 1e-9);
+        assert!((cost.cpu_s_per_gb.unwrap() - 1.2).abs() < 1e-12, "2.4 CPU-s for 2 GB");
+        assert_eq!(cost.busiest_thread_percent, 100.0);
+        assert!(cost.cpu_bound());
+        assert_eq!(CpuCost::of(&[stream(0, &[(1, 0)])]), None);
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub struct Measured {
     pub series: Vec<Series>,
     /// Throughput series.
     pub throughput: Vec<ThroughputSeries>,
+    /// Cautions about the figures.
+    pub warnings: Vec<String>,
 }
 
 /// Builds the result model of a run that measured `measured` and perhaps stopped with `error`.
@@ -38,6 +40,7 @@ pub fn build(
         endpoints: Endpoints { client: linkperf_net::host::local_host_facts(), responder: measured.responder },
         series: measured.series,
         throughput: measured.throughput,
+        warnings: measured.warnings,
         status: match error {
             Some(e) => RunStatus::Partial { error: e.to_string() },
             None => RunStatus::Complete,

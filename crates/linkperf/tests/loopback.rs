@@ -148,6 +148,12 @@ fn throughput_runs_every_direction_and_reports_both_ends() {
         }
         let sum = &series[0];
         assert!(sum["stream"].is_null());
+        for end in ["sender_cpu", "receiver_cpu"] {
+            let cost = &sum[end];
+            assert!(cost["cpu_s_per_gb"].as_f64().unwrap() > 0.0, "{end}: {cost}");
+            let busiest = cost["busiest_thread_percent"].as_f64().unwrap();
+            assert!(busiest > 0.0 && busiest <= 110.0, "{end}: a thread uses at most about one core: {cost}");
+        }
         // 1 s in 250 ms intervals, and perhaps a fifth for bytes still in flight at the end.
         let intervals = sum["intervals"].as_array().unwrap().len();
         assert!((4..=5).contains(&intervals), "{intervals} intervals");

@@ -11,12 +11,13 @@ use std::time::{Duration, Instant};
 
 use linkperf_core::datagram_tracker::UdpStats;
 use linkperf_core::run_result::{ThroughputSeries, UdpSeries};
-use linkperf_core::throughput::{sum_streams, End, Flow, StreamMeter, StreamRecord};
+use linkperf_core::throughput::{sum_streams, CpuCost, End, Flow, StreamMeter, StreamRecord};
 use linkperf_core::{Direction, HostFacts, Proto, ThroughputSpec};
 use linkperf_proto::{Preamble, Role, StreamHeader, TestRequest};
 use socket2::Socket;
 use std::net::UdpSocket;
 
+use crate::cpu::CpuClock;
 use crate::observer::{Observer, ProgressUnit};
 use crate::{ControlClient, NetError, Target};
 
@@ -35,6 +36,8 @@ pub struct ThroughputRun {
     pub series: Vec<ThroughputSeries>,
     /// What stopped the run early, if anything.
     pub error: Option<NetError>,
+    /// Cautions about the figures.
+    pub warnings: Vec<String>,
 }
 
 /// Runs a throughput test.
@@ -48,7 +51,8 @@ pub fn run_throughput(
         return Err(NetError::Invalid("--proto udp needs a host, not a Unix socket path".into()));
     }
     let mut control = ControlClient::connect(target, key, STALL_TIMEOUT)?;
-    let mut run = ThroughputRun { responder: control.responder().clone(), series: Vec::new(), error: None };
+    let mut run =
+        ThroughputRun { responder: control.responder().clone(), series: Vec::new(), error: None, warnings: Vec::new() };
     for &phase in &spec.phases {
         for &size in &spec.sizes_bytes {
             observer.phase(
@@ -57,7 +61,10 @@ pub fn run_throughput(
                 ProgressUnit::Milliseconds,
             );
             match measure(&mut control, target, spec, phase, size, observer) {
-                Ok(series) => run.series.extend(series),
+                Ok(series) => {
+                    run.warnings.extend(series.iter().filter_map(cpu_warning));
+                    run.series.extend(series);
+                }
                 Err((series, error))
                     if run.series.is_empty() && series.is_empty() && !matches!(error, NetError::Interrupted) =>
                 {
@@ -224,24 +231,32 @@ fn run_streams(
             .enumerate()
             .map(|(i, (socket, header))| {
                 let reporter = (i == 0).then_some(observer);
-                scope.spawn(move || match (socket, header.flow) {
-                    (StreamSocket::Stream(s), Flow::Upload) => {
-                        send(s, header.index, epoch, bins, size as usize, duration, reporter)
-                    }
-                    (StreamSocket::Stream(s), Flow::Download) => {
-                        receive(s, header.index, first_byte, bins, spec.discard, reporter)
-                    }
-                    (StreamSocket::Datagram(s), flow) => {
-                        let stream = crate::udp_stream::UdpStream { socket: s, token, header: *header, bins };
-                        let mut ticker = Ticker::new(reporter, epoch);
-                        let mut cancelled = || ticker.tick(Instant::now());
-                        match flow {
-                            Flow::Upload => {
-                                stream.send(size as usize, per_stream_rate(spec, size), duration, epoch, &mut cancelled)
-                            }
-                            Flow::Download => stream.receive(first_byte, &mut cancelled),
+                scope.spawn(move || {
+                    let cpu = CpuClock::start();
+                    let record = match (socket, header.flow) {
+                        (StreamSocket::Stream(s), Flow::Upload) => {
+                            send(s, header.index, epoch, bins, size as usize, duration, reporter)
                         }
-                    }
+                        (StreamSocket::Stream(s), Flow::Download) => {
+                            receive(s, header.index, first_byte, bins, spec.discard, reporter)
+                        }
+                        (StreamSocket::Datagram(s), flow) => {
+                            let stream = crate::udp_stream::UdpStream { socket: s, token, header: *header, bins };
+                            let mut ticker = Ticker::new(reporter, epoch);
+                            let mut cancelled = || ticker.tick(Instant::now());
+                            match flow {
+                                Flow::Upload => stream.send(
+                                    size as usize,
+                                    per_stream_rate(spec, size),
+                                    duration,
+                                    epoch,
+                                    &mut cancelled,
+                                ),
+                                Flow::Download => stream.receive(first_byte, &mut cancelled),
+                            }
+                        }
+                    };
+                    record.map(|r| StreamRecord { cpu: Some(cpu.stop()), ..r })
                 })
             })
             .collect();
@@ -430,6 +445,8 @@ fn sum_series(
         intervals: received.map(|s| s.intervals).unwrap_or_default(),
         tcp: None,
         udp: udp_series(spec, size, receivers, senders),
+        sender_cpu: CpuCost::of(senders),
+        receiver_cpu: CpuCost::of(receivers),
         complete,
     }
 }
@@ -496,4 +513,25 @@ fn stream_series(
     series.intervals = Vec::new();
     series.tcp = sender.and_then(|s| s.tcp.clone());
     series
+}
+
+/// A caution when a sum's sending or receiving threads were busy enough to have set the rate themselves.
+fn cpu_warning(series: &ThroughputSeries) -> Option<String> {
+    if series.stream.is_some() {
+        return None;
+    }
+    let busy: Vec<&str> = [("sender", series.sender_cpu), ("receiver", series.receiver_cpu)]
+        .into_iter()
+        .filter(|(_, cost)| cost.is_some_and(|c| c.cpu_bound()))
+        .map(|(end, _)| end)
+        .collect();
+    (!busy.is_empty()).then(|| {
+        format!(
+            "{} {} {}: the {} was CPU-bound (a stream thread used 90 % or more of a core), so this figure may measure the host rather than the link",
+            series.phase.name(),
+            linkperf_core::units::format_size(series.size_bytes),
+            series.flow.name(),
+            busy.join(" and the ")
+        )
+    })
 }

@@ -94,6 +94,7 @@ pub(crate) mod fixture {
             endpoints: Endpoints { client: host.clone(), responder: host },
             series,
             throughput: Vec::new(),
+            warnings: Vec::new(),
             status: RunStatus::Complete,
         }
     }
@@ -133,6 +134,8 @@ pub(crate) mod fixture {
             intervals: sum.intervals,
             tcp: None,
             udp: None,
+            sender_cpu: None,
+            receiver_cpu: None,
             complete: true,
         }];
         for r in &records {

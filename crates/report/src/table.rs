@@ -126,6 +126,9 @@ fn write_row(series: &Series, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn write_footer(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    for warning in &run.warnings {
+        writeln!(out, "\nwarning: {warning}")?;
+    }
     let late: u64 = run.series.iter().filter(|s| s.session.is_none()).map(|s| s.late).sum();
     if late > 0 {
         writeln!(out, "\n{late} replies arrived after their timeout and were discarded (counted in lost)")?;

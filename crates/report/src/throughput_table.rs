@@ -28,6 +28,7 @@ pub(crate) fn write_body(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn W
     for series in &run.throughput {
         write_row(series, out)?;
     }
+    write_cpu(run, out)?;
     write_intervals(spec, run, out)
 }
 
@@ -71,6 +72,39 @@ fn write_row(s: &ThroughputSeries, out: &mut dyn Write) -> io::Result<()> {
         ),
         (None, None) => writeln!(out, " {:>8} {:>9} {:>8} {:<6}{mark}", "-", "-", "-", "-"),
     }
+}
+
+fn write_cpu(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let sums: Vec<&ThroughputSeries> = run
+        .throughput
+        .iter()
+        .filter(|s| s.stream.is_none() && (s.sender_cpu.is_some() || s.receiver_cpu.is_some()))
+        .collect();
+    if sums.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nCPU of the stream threads (user + system, % of one core; CPU-seconds per 10^9 bytes):")?;
+    for s in sums {
+        let describe = |cost: Option<linkperf_core::throughput::CpuCost>| match cost {
+            Some(c) => format!(
+                "{:.1} + {:.1} %, {} CPU-s/GB",
+                c.user_percent,
+                c.system_percent,
+                c.cpu_s_per_gb.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into())
+            ),
+            None => "-".into(),
+        };
+        writeln!(
+            out,
+            "  {} {} {}: sender {}; receiver {}",
+            s.phase.name(),
+            format_size(s.size_bytes),
+            s.flow.name(),
+            describe(s.sender_cpu),
+            describe(s.receiver_cpu)
+        )?;
+    }
+    Ok(())
 }
 
 fn write_intervals(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {

@@ -19,6 +19,7 @@ use socket2::Socket;
 
 use super::echo::is_timeout;
 use super::Shared;
+use crate::cpu::CpuClock;
 use crate::throughput::Drain;
 use crate::udp_stream::{self, UdpStream};
 
@@ -85,6 +86,7 @@ pub(crate) fn serve_stream(socket: &Socket, header: StreamHeader, state: &BulkSt
 }
 
 fn sink(socket: &Socket, index: u16, state: &BulkState, live: impl Fn() -> bool) {
+    let cpu = CpuClock::start();
     let mut meter = StreamMeter::new(index, Flow::Upload, End::Receiver, state.interval_ns, state.resolution_ns());
     let mut drain = Drain::new(READ_BYTES, state.discard);
     let _ = socket.set_read_timeout(Some(TICK));
@@ -97,10 +99,11 @@ fn sink(socket: &Socket, index: u16, state: &BulkState, live: impl Fn() -> bool)
             Err(_) => break,
         }
     }
-    state.store(meter.finish(None));
+    state.store(StreamRecord { cpu: Some(cpu.stop()), ..meter.finish(None) });
 }
 
 fn source(mut socket: &Socket, index: u16, state: &BulkState, live: impl Fn() -> bool) {
+    let cpu = CpuClock::start();
     let mut meter = StreamMeter::new(index, Flow::Download, End::Sender, state.interval_ns, state.resolution_ns());
     let buffer: Vec<u8> = (0..state.write_bytes).map(|i| (i % 251) as u8).collect();
     let _ = socket.set_write_timeout(Some(TICK));
@@ -114,7 +117,7 @@ fn source(mut socket: &Socket, index: u16, state: &BulkState, live: impl Fn() ->
             Err(_) => break,
         }
     }
-    state.store(meter.finish(crate::tcp_info::tcp_stats(socket)));
+    state.store(StreamRecord { cpu: Some(cpu.stop()), ..meter.finish(crate::tcp_info::tcp_stats(socket)) });
     // Tell the client the data is complete, then let it close first (its close is its "all received").
     let _ = socket.shutdown(std::net::Shutdown::Write);
     let _ = socket.set_read_timeout(Some(CLOSE_WAIT));
@@ -145,6 +148,7 @@ pub(crate) fn register_udp(
         udp_stream::acknowledge(&socket, token);
         let live = || shared.registry.is_live(token, Proto::Udp, Instant::now());
         let stream = UdpStream { socket: &socket, token, header, bins: (state.interval_ns, state.resolution_ns()) };
+        let cpu = CpuClock::start();
         let record = match header.flow {
             Flow::Upload => stream.receive(&state.epoch, &mut || state.stop.load(Ordering::Relaxed) || !live()),
             Flow::Download => {
@@ -153,7 +157,7 @@ pub(crate) fn register_udp(
             }
         };
         if let Ok(record) = record {
-            state.store(record);
+            state.store(StreamRecord { cpu: Some(cpu.stop()), ..record });
         }
     });
 }
