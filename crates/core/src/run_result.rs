@@ -196,6 +196,12 @@ pub struct ThroughputSeries {
     /// CPU cost of the receiving end's stream threads.
     #[serde(default)]
     pub receiver_cpu: Option<crate::throughput::CpuCost>,
+    /// The client host's kernel counters over this row's test (sums only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_counters: Option<crate::counters::HostCounters>,
+    /// The responder host's kernel counters over this row's test (sums only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responder_counters: Option<crate::counters::HostCounters>,
     /// Whether the phase ran its whole duration.
     pub complete: bool,
 }
@@ -221,6 +227,42 @@ pub struct UdpSeries {
     pub jitter_us: f64,
     /// Times a sender fell behind its schedule and re-anchored it rather than send a burst.
     pub stalls: u64,
+    /// Where the lost datagrams were lost, as far as the hosts' counters tell (sums only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<LossAttribution>,
+}
+
+/// Lost datagrams by where they were lost, from the counter deltas of both hosts. The counters count every
+/// program's traffic, so each share is an upper bound, capped so that the shares add up to the loss.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LossAttribution {
+    /// Dropped by the sending host: `SndbufErrors`, transmit drops and errors of its interface.
+    pub sending_host: u64,
+    /// Dropped by the receiving interface: its receive drops, FIFO overruns and errors, and backlog drops.
+    pub receiving_interface: u64,
+    /// Dropped because the receiving socket's buffer was full (`RcvbufErrors`).
+    pub receiver_socket_buffer: u64,
+    /// The rest: lost between the hosts.
+    pub path: u64,
+}
+
+impl LossAttribution {
+    /// Splits `lost` datagrams using the sending and receiving hosts' counter deltas.
+    pub fn split(lost: u64, sender: &crate::counters::HostCounters, receiver: &crate::counters::HostCounters) -> Self {
+        let mut left = lost;
+        let mut take = |count: u64| {
+            let taken = count.min(left);
+            left -= taken;
+            taken
+        };
+        let sending = sender.udp_sndbuf_errors + sender.interface.as_ref().map_or(0, |i| i.tx_dropped + i.tx_errors);
+        let interface = receiver.interface.as_ref().map_or(0, |i| i.rx_dropped + i.rx_fifo + i.rx_errors)
+            + receiver.softnet_dropped;
+        let sending_host = take(sending);
+        let receiver_socket_buffer = take(receiver.udp_rcvbuf_errors);
+        let receiving_interface = take(interface);
+        LossAttribution { sending_host, receiving_interface, receiver_socket_buffer, path: left }
+    }
 }
 
 /// A whole run: what was asked, where, by whom, and every series measured.
@@ -256,6 +298,24 @@ pub struct RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loss_is_attributed_to_counters_first_and_the_path_last() {
+        use crate::counters::{HostCounters, InterfaceCounters};
+        let sender = HostCounters { udp_sndbuf_errors: 2, ..HostCounters::default() };
+        let interface = InterfaceCounters { name: "eth0".into(), rx_fifo: 30, ..InterfaceCounters::default() };
+        let receiver = HostCounters { udp_rcvbuf_errors: 50, interface: Some(interface), ..HostCounters::default() };
+        let split = LossAttribution::split(100, &sender, &receiver);
+        assert_eq!(
+            split,
+            LossAttribution { sending_host: 2, receiver_socket_buffer: 50, receiving_interface: 30, path: 18 }
+        );
+        let capped = LossAttribution::split(10, &sender, &receiver);
+        assert_eq!(
+            capped,
+            LossAttribution { sending_host: 2, receiver_socket_buffer: 8, receiving_interface: 0, path: 0 }
+        );
+    }
 
     #[test]
     fn transactions_per_second_is_count_over_elapsed() {

@@ -217,6 +217,11 @@ fn udp_loss_appears_only_above_the_shaped_rate() {
     assert!((received - capacity_bps).abs() <= capacity_bps * 0.02, "above: {received}");
     // Offered twice the capacity, about half is lost: the shaper's queue (1 MB) absorbs 0.3 s of the excess
     // at the start, so the loss over the 3 s is a little under 1 - capacity/offered.
+    let attribution = &above["udp"]["attribution"];
+    let places = ["sending_host", "receiving_interface", "receiver_socket_buffer", "path"];
+    let attributed: u64 = places.iter().map(|p| attribution[p].as_u64().unwrap()).sum();
+    assert_eq!(attributed, above["udp"]["lost"].as_u64().unwrap(), "every lost datagram has a place: {attribution}");
+    assert!(above["responder_counters"]["interface"]["rx_packets"].as_u64().unwrap() > 0, "{above}");
     let loss = above["udp"]["loss_percent"].as_f64().unwrap();
     let ceiling = 100.0 * (1.0 - capacity_bps / 40e6);
     assert!(loss > ceiling - 12.0 && loss <= ceiling + 1.0, "loss {loss} %, ceiling {ceiling} %");

@@ -15,6 +15,14 @@ use crate::{NetError, Target};
 /// How long the client waits for any control reply.
 pub const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The responder's measurements of a throughput test.
+pub struct Report {
+    /// Its record of every stream.
+    pub streams: Vec<linkperf_core::throughput::StreamRecord>,
+    /// Its host's counter deltas.
+    pub counters: Option<linkperf_core::counters::HostCounters>,
+}
+
 /// An open, greeted (and if required, authenticated) control session.
 pub struct ControlClient {
     socket: Socket,
@@ -45,6 +53,11 @@ impl ControlClient {
         &self.responder
     }
 
+    /// The local address of the control connection (`None` over a Unix socket).
+    pub fn local_address(&self) -> Option<std::net::SocketAddr> {
+        self.socket.local_addr().ok()?.as_socket()
+    }
+
     /// The target this session talks to.
     pub fn target(&self) -> &Target {
         &self.target
@@ -71,10 +84,10 @@ impl ControlClient {
     }
 
     /// The responder's records of a throughput test's streams.
-    pub fn report(&mut self, token: u32) -> Result<Vec<linkperf_core::throughput::StreamRecord>, NetError> {
+    pub fn report(&mut self, token: u32) -> Result<Report, NetError> {
         self.send(&Message::ReportRequest { token })?;
         match self.receive()? {
-            Message::Report { streams } => Ok(streams),
+            Message::Report { streams, counters } => Ok(Report { streams, counters }),
             other => Err(unexpected("report", &other)),
         }
     }

@@ -8,6 +8,7 @@
 pub mod clock;
 pub mod connect;
 pub mod control;
+pub mod counters;
 pub mod cpu;
 pub mod error;
 pub mod host;

@@ -9,8 +9,9 @@ use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use linkperf_core::counters::HostCounters;
 use linkperf_core::datagram_tracker::UdpStats;
-use linkperf_core::run_result::{ThroughputSeries, UdpSeries};
+use linkperf_core::run_result::{LossAttribution, ThroughputSeries, UdpSeries};
 use linkperf_core::throughput::{sum_streams, CpuCost, End, Flow, StreamMeter, StreamRecord};
 use linkperf_core::{Direction, HostFacts, Proto, ThroughputSpec};
 use linkperf_proto::{Preamble, Role, StreamHeader, TestRequest};
@@ -118,13 +119,16 @@ fn measure(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| (Vec::new(), e))?;
     let token_and_sockets = (token, sockets.as_slice());
+    let watch = crate::counters::CounterWatch::start(control.local_address());
     let (local, error) = run_streams(token_and_sockets, &headers, spec, size, observer);
+    let client_counters = watch.delta();
     let remote = match control.report(token) {
         Ok(remote) => remote,
         Err(e) => return Err((Vec::new(), error.unwrap_or(e))),
     };
     let _ = control.done(token);
-    let series = combine(spec, phase, size, &local, &remote, error.is_none());
+    let counters = Counters { client: client_counters, responder: remote.counters };
+    let series = combine(spec, phase, size, (&local, &remote.streams), &counters, error.is_none());
     match error {
         None => Ok(series),
         Some(error) => Err((series, error)),
@@ -387,12 +391,28 @@ fn stream_error(what: &str, e: std::io::Error) -> NetError {
 }
 
 /// Series of one phase and size: per flow, the sum and then each stream.
+/// Both hosts' counter deltas over one test.
+struct Counters {
+    client: HostCounters,
+    responder: Option<HostCounters>,
+}
+
+impl Counters {
+    /// The sending and receiving hosts' deltas of a flow.
+    fn by_end(&self, flow: Flow) -> (Option<&HostCounters>, Option<&HostCounters>) {
+        match flow {
+            Flow::Upload => (Some(&self.client), self.responder.as_ref()),
+            Flow::Download => (self.responder.as_ref(), Some(&self.client)),
+        }
+    }
+}
+
 fn combine(
     spec: &ThroughputSpec,
     phase: Direction,
     size: u64,
-    local: &[StreamRecord],
-    remote: &[StreamRecord],
+    (local, remote): (&[StreamRecord], &[StreamRecord]),
+    counters: &Counters,
     complete: bool,
 ) -> Vec<ThroughputSeries> {
     let mut series = Vec::new();
@@ -403,7 +423,13 @@ fn combine(
         let all: Vec<StreamRecord> = local.iter().chain(remote).cloned().collect();
         let (mut receivers, senders) = (pick(&all, End::Receiver), pick(&all, End::Sender));
         receivers.sort_by_key(|r| r.index);
-        series.push(sum_series(spec, phase, size, flow, &receivers, &senders, complete));
+        let mut sum = sum_series(spec, phase, size, flow, &receivers, &senders, complete);
+        sum.client_counters = Some(counters.client.clone());
+        sum.responder_counters = counters.responder.clone();
+        if let (Some(udp), (Some(sending), Some(receiving))) = (sum.udp.as_mut(), counters.by_end(flow)) {
+            udp.attribution = Some(LossAttribution::split(udp.lost, sending, receiving));
+        }
+        series.push(sum);
         if receivers.len() > 1 {
             for receiver in &receivers {
                 let sender = senders.iter().find(|s| s.index == receiver.index);
@@ -447,6 +473,8 @@ fn sum_series(
         udp: udp_series(spec, size, receivers, senders),
         sender_cpu: CpuCost::of(senders),
         receiver_cpu: CpuCost::of(receivers),
+        client_counters: None,
+        responder_counters: None,
         complete,
     }
 }
@@ -472,6 +500,7 @@ fn udp_series(
         duplicates: 0,
         jitter_us: 0.0,
         stalls: 0,
+        attribution: None,
     };
     for sender in senders {
         let sent = sender.udp.clone().unwrap_or_default();
@@ -520,7 +549,12 @@ fn cpu_warning(series: &ThroughputSeries) -> Option<String> {
     if series.stream.is_some() {
         return None;
     }
-    let busy: Vec<&str> = [("sender", series.sender_cpu), ("receiver", series.receiver_cpu)]
+    // A paced UDP sender spins while it waits for due times; if it kept its schedule, it was not short of CPU.
+    let kept_pace = series.udp.as_ref().is_some_and(|u| {
+        u.stalls == 0 && u.offered_bps.zip(series.sender_bps).is_some_and(|(asked, sent)| sent >= asked * 0.99)
+    });
+    let sender_cpu = series.sender_cpu.filter(|_| !kept_pace);
+    let busy: Vec<&str> = [("sender", sender_cpu), ("receiver", series.receiver_cpu)]
         .into_iter()
         .filter(|(_, cost)| cost.is_some_and(|c| c.cpu_bound()))
         .map(|(end, _)| end)

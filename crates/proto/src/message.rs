@@ -71,6 +71,9 @@ pub enum Message {
     Report {
         /// One record per stream the responder took part in.
         streams: Vec<StreamRecord>,
+        /// The responder host's kernel counters over the test (from its request to this report).
+        #[serde(default)]
+        counters: Option<linkperf_core::counters::HostCounters>,
     },
     /// The client finished a test; the responder releases its token.
     TestDone {

@@ -136,6 +136,8 @@ pub(crate) mod fixture {
             udp: None,
             sender_cpu: None,
             receiver_cpu: None,
+            client_counters: None,
+            responder_counters: None,
             complete: true,
         }];
         for r in &records {

@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use linkperf_core::counters::HostCounters;
 use linkperf_core::run_result::ThroughputSeries;
 use linkperf_core::units::format_size;
 use linkperf_core::{Proto, RunResult, ThroughputSpec};
@@ -29,6 +30,7 @@ pub(crate) fn write_body(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn W
         write_row(series, out)?;
     }
     write_cpu(run, out)?;
+    write_counters(run, out)?;
     write_intervals(spec, run, out)
 }
 
@@ -102,6 +104,70 @@ fn write_cpu(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             s.flow.name(),
             describe(s.sender_cpu),
             describe(s.receiver_cpu)
+        )?;
+    }
+    Ok(())
+}
+
+fn write_counters(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let mut seen = Vec::new();
+    for s in run.throughput.iter().filter(|s| s.stream.is_none()) {
+        if let Some(u) = s.udp.as_ref().filter(|u| u.lost > 0).and_then(|u| u.attribution) {
+            writeln!(
+                out,
+                "\n{} {} {}: lost datagrams by place (from host counters, upper bounds): sending host {}, receiving interface {}, receiver socket buffer {}, path {}",
+                s.phase.name(),
+                format_size(s.size_bytes),
+                s.flow.name(),
+                u.sending_host,
+                u.receiving_interface,
+                u.receiver_socket_buffer,
+                u.path
+            )?;
+        }
+        let key = (s.phase, s.size_bytes);
+        if seen.contains(&key) || (s.client_counters.is_none() && s.responder_counters.is_none()) {
+            continue;
+        }
+        seen.push(key);
+        writeln!(out, "\nkernel counters over {} {} (client | responder):", s.phase.name(), format_size(s.size_bytes))?;
+        let (c, r) = (s.client_counters.as_ref(), s.responder_counters.as_ref());
+        let interface = |h: Option<&HostCounters>| match h.and_then(|h| h.interface.as_ref()) {
+            Some(i) => format!(
+                "{}: rx {} tx {} packets, rx drop {} fifo {} err {}, tx drop {} err {}",
+                i.name, i.rx_packets, i.tx_packets, i.rx_dropped, i.rx_fifo, i.rx_errors, i.tx_dropped, i.tx_errors
+            ),
+            None => "no interface".into(),
+        };
+        let field = |h: Option<&HostCounters>, f: fn(&HostCounters) -> u64| {
+            h.map(|h| f(h).to_string()).unwrap_or_else(|| "-".into())
+        };
+        writeln!(out, "  interface:            {} | {}", interface(c), interface(r))?;
+        writeln!(
+            out,
+            "  UDP receive errors:   {} | {} (of which socket buffer full: {} | {})",
+            field(c, |h| h.udp_in_errors),
+            field(r, |h| h.udp_in_errors),
+            field(c, |h| h.udp_rcvbuf_errors),
+            field(r, |h| h.udp_rcvbuf_errors)
+        )?;
+        writeln!(
+            out,
+            "  UDP send buffer full: {} | {}",
+            field(c, |h| h.udp_sndbuf_errors),
+            field(r, |h| h.udp_sndbuf_errors)
+        )?;
+        writeln!(
+            out,
+            "  TCP retransmitted:    {} | {}",
+            field(c, |h| h.tcp_retrans_segs),
+            field(r, |h| h.tcp_retrans_segs)
+        )?;
+        writeln!(
+            out,
+            "  backlog drops:        {} | {}",
+            field(c, |h| h.softnet_dropped),
+            field(r, |h| h.softnet_dropped)
         )?;
     }
     Ok(())

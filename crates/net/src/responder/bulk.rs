@@ -55,6 +55,8 @@ pub(crate) struct BulkState {
     pub udp_streams: Mutex<std::collections::HashSet<u16>>,
     /// Set when the client asks for the report: UDP receivers stop even if an END was lost.
     pub stop: std::sync::atomic::AtomicBool,
+    /// The host's counters from the test's request on.
+    pub counters: crate::counters::CounterWatch,
 }
 
 impl BulkState {

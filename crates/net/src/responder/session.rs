@@ -192,6 +192,9 @@ impl Session<'_> {
                     rate_bps,
                     udp_streams: std::sync::Mutex::new(std::collections::HashSet::new()),
                     stop: std::sync::atomic::AtomicBool::new(false),
+                    counters: crate::counters::CounterWatch::start(
+                        self.socket.local_addr().ok().and_then(|a| a.as_socket()),
+                    ),
                 })),
             },
             TestRequest::Connect { proto, .. } => TestEntry {
@@ -223,7 +226,7 @@ impl Session<'_> {
             std::thread::sleep(Duration::from_millis(5));
             streams = state.records();
         }
-        self.send(&Message::Report { streams })
+        self.send(&Message::Report { streams, counters: Some(state.counters.delta()) })
     }
 
     fn check_time(&mut self, last_message: Instant) -> Option<Ending> {
