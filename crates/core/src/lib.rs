@@ -7,6 +7,7 @@ pub mod counters;
 pub mod datagram_tracker;
 pub mod histogram;
 pub mod host_facts;
+pub mod link_model;
 pub mod run_result;
 pub mod spec;
 pub mod summary;

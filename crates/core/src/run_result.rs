@@ -196,6 +196,9 @@ pub struct ThroughputSeries {
     /// CPU cost of the receiving end's stream threads.
     #[serde(default)]
     pub receiver_cpu: Option<crate::throughput::CpuCost>,
+    /// The goodput against the link's theoretical maximum (sums only, with a known link rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<crate::link_model::LinkEfficiency>,
     /// The client host's kernel counters over this row's test (sums only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_counters: Option<crate::counters::HostCounters>,

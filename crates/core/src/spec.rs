@@ -172,4 +172,18 @@ pub struct ThroughputSpec {
     /// as it can).
     #[serde(default)]
     pub rate: Option<crate::units::OfferedRate>,
+    /// The link to compare goodput with (`None`: the interface's own speed, when it reports one).
+    #[serde(default)]
+    pub link: Option<LinkSpec>,
+}
+
+/// The link a goodput is compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LinkSpec {
+    /// Link rate in bits per second (`None`: the interface's speed).
+    pub rate_bps: Option<f64>,
+    /// Bytes each frame adds to its IP packet (38 for Ethernet).
+    pub overhead_bytes: u64,
+    /// IP MTU in bytes (`None`: the interface's).
+    pub mtu_bytes: Option<u64>,
 }

@@ -174,6 +174,8 @@ fn tcp_goodput_over_a_shaped_link_matches_the_shaper() {
         let output = net
             .client_command(&["throughput", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--direction", direction])
             .args(["--duration", "4s", "--omit", "1", "--congestion", "cubic", "--json"])
+            // The link model of the shaper: 50 Mbit/s, counting 14 bytes (the Ethernet header) per frame.
+            .args(["--link-rate", "50M", "--link-overhead", "14"])
             .output()
             .unwrap();
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
@@ -183,6 +185,11 @@ fn tcp_goodput_over_a_shaped_link_matches_the_shaper() {
         eprintln!("{direction}: {:.3} Mbit/s of {:.3} expected", goodput / 1e6, expected_bps / 1e6);
         // 2 %: the accuracy target. The omitted first second holds slow start and the bucket's
         // initial burst; what remains is the shaper's steady state.
+        let link = &result["throughput"][0]["link"];
+        let max = link["max_goodput_bps"].as_f64().unwrap();
+        assert!((max - expected_bps).abs() < 1.0, "the model's maximum is the shaper's payload rate: {link}");
+        let percent = link["percent"].as_f64().unwrap();
+        assert!((percent - goodput / expected_bps * 100.0).abs() < 1e-9, "{link}");
         let error = (goodput - expected_bps).abs() / expected_bps;
         assert!(error <= 0.02, "{direction}: {:.2} Mbit/s, expected {:.2} Mbit/s", goodput / 1e6, expected_bps / 1e6);
     }

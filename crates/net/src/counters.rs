@@ -22,6 +22,15 @@ pub fn interface_for(address: Option<SocketAddr>) -> Option<String> {
     })
 }
 
+/// An interface's speed in bits per second and its MTU, where the kernel reports them (virtual interfaces
+/// such as loopback and veth report no speed).
+pub fn interface_link(interface: &str) -> (Option<f64>, Option<u64>) {
+    let read = |file: &str| std::fs::read_to_string(format!("/sys/class/net/{interface}/{file}")).ok();
+    let speed = read("speed").and_then(|s| s.trim().parse::<i64>().ok()).filter(|&mbit| mbit > 0);
+    let mtu = read("mtu").and_then(|s| s.trim().parse::<u64>().ok());
+    (speed.map(|mbit| mbit as f64 * 1e6), mtu)
+}
+
 /// The counters now, with the row of `interface` if given.
 pub fn snapshot(interface: Option<&str>) -> HostCounters {
     let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
@@ -50,6 +59,11 @@ impl CounterWatch {
         let interface = interface_for(local);
         let before = snapshot(interface.as_deref());
         Self { interface, before }
+    }
+
+    /// The interface watched, if found.
+    pub fn interface(&self) -> Option<&str> {
+        self.interface.as_deref()
     }
 
     /// What changed since `start`.

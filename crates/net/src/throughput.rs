@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use linkperf_core::counters::HostCounters;
 use linkperf_core::datagram_tracker::UdpStats;
+use linkperf_core::link_model::{Framing, LinkEfficiency, ETHERNET_OVERHEAD_BYTES};
 use linkperf_core::run_result::{LossAttribution, ThroughputSeries, UdpSeries};
+use linkperf_core::spec::LinkSpec;
 use linkperf_core::throughput::{sum_streams, CpuCost, End, Flow, StreamMeter, StreamRecord};
 use linkperf_core::{Direction, HostFacts, Proto, ThroughputSpec};
 use linkperf_proto::{Preamble, Role, StreamHeader, TestRequest};
@@ -128,7 +130,13 @@ fn measure(
     };
     let _ = control.done(token);
     let counters = Counters { client: client_counters, responder: remote.counters };
-    let series = combine(spec, phase, size, (&local, &remote.streams), &counters, error.is_none());
+    let mut series = combine(spec, phase, size, (&local, &remote.streams), &counters, error.is_none());
+    if let Some(framing) = framing(spec, target, watch.interface()) {
+        let mss = series.iter().find_map(|s| s.tcp.as_ref()).map(|t| t.mss_bytes);
+        for sum in series.iter_mut().filter(|s| s.stream.is_none()) {
+            sum.link = link_efficiency(spec, &framing, sum, mss);
+        }
+    }
     match error {
         None => Ok(series),
         Some(error) => Err((series, error)),
@@ -473,6 +481,7 @@ fn sum_series(
         udp: udp_series(spec, size, receivers, senders),
         sender_cpu: CpuCost::of(senders),
         receiver_cpu: CpuCost::of(receivers),
+        link: None,
         client_counters: None,
         responder_counters: None,
         complete,
@@ -568,4 +577,34 @@ fn cpu_warning(series: &ThroughputSeries) -> Option<String> {
             busy.join(" and the ")
         )
     })
+}
+
+/// The link model of a run: the rate given, or the client interface's speed; the MTU given, or the
+/// interface's, or 1500. `None` without a rate, or over a Unix socket.
+fn framing(spec: &ThroughputSpec, target: &Target, interface: Option<&str>) -> Option<Framing> {
+    let Target::Inet(address) = target else { return None };
+    let (speed, mtu) = interface.map(crate::counters::interface_link).unwrap_or((None, None));
+    let link =
+        spec.link.unwrap_or(LinkSpec { rate_bps: None, overhead_bytes: ETHERNET_OVERHEAD_BYTES, mtu_bytes: None });
+    Some(Framing {
+        link_bps: link.rate_bps.or(speed)?,
+        mtu_bytes: link.mtu_bytes.or(mtu).unwrap_or(1500),
+        overhead_bytes: link.overhead_bytes,
+        ipv6: address.is_ipv6() && address.ip().to_canonical().is_ipv6(),
+    })
+}
+
+/// A sum's goodput against the link: per TCP segment of the sender's MSS, or per UDP datagram.
+fn link_efficiency(
+    spec: &ThroughputSpec,
+    framing: &Framing,
+    sum: &ThroughputSeries,
+    mss: Option<u64>,
+) -> Option<LinkEfficiency> {
+    let measured = sum.receiver_bps?;
+    let payload = match spec.proto {
+        Proto::Tcp => mss.filter(|&mss| mss > 0)?,
+        _ => sum.size_bytes,
+    };
+    framing.for_proto(spec.proto, payload, measured)
 }

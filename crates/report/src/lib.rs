@@ -136,6 +136,7 @@ pub(crate) mod fixture {
             udp: None,
             sender_cpu: None,
             receiver_cpu: None,
+            link: None,
             client_counters: None,
             responder_counters: None,
             complete: true,
@@ -168,6 +169,7 @@ pub(crate) mod fixture {
             congestion: None,
             discard: false,
             rate: None,
+            link: None,
         });
         run.command = vec!["linkperf".into(), "throughput".into(), "-P".into(), "2".into()];
         run.series = Vec::new();

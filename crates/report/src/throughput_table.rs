@@ -29,6 +29,7 @@ pub(crate) fn write_body(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn W
     for series in &run.throughput {
         write_row(series, out)?;
     }
+    write_link(run, out)?;
     write_cpu(run, out)?;
     write_counters(run, out)?;
     write_intervals(spec, run, out)
@@ -74,6 +75,23 @@ fn write_row(s: &ThroughputSeries, out: &mut dyn Write) -> io::Result<()> {
         ),
         (None, None) => writeln!(out, " {:>8} {:>9} {:>8} {:<6}{mark}", "-", "-", "-", "-"),
     }
+}
+
+fn write_link(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    for s in run.throughput.iter().filter(|s| s.stream.is_none()) {
+        if let Some(link) = &s.link {
+            writeln!(
+                out,
+                "\n{} {} {}: {:.2} % of the link's maximum goodput, {}",
+                s.phase.name(),
+                format_size(s.size_bytes),
+                s.flow.name(),
+                link.percent,
+                link.formula
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn write_cpu(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {

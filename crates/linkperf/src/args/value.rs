@@ -30,6 +30,14 @@ pub fn rate(text: &str) -> Result<units::OfferedRate, String> {
     units::parse_rate(text).map_err(|e| e.to_string())
 }
 
+/// Parses a link rate in bits per second such as `100M` or `1G` (not packets per second).
+pub fn bit_rate(text: &str) -> Result<f64, String> {
+    match units::parse_rate(text).map_err(|e| e.to_string())? {
+        units::OfferedRate::BitsPerSecond(bps) => Ok(bps),
+        units::OfferedRate::PacketsPerSecond(_) => Err("a link rate is in bits per second, e.g. 100M".into()),
+    }
+}
+
 /// Parses a rate per second such as `1000` or `10k`.
 pub fn per_second(text: &str) -> Result<f64, String> {
     units::parse_per_second(text).map_err(|e| e.to_string())
