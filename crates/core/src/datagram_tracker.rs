@@ -23,6 +23,12 @@ pub struct UdpStats {
     pub jitter_us: f64,
     /// Sender: times the schedule fell more than its slack behind and was re-anchored instead of bursting.
     pub stalls: u64,
+    /// Receiver: datagrams the kernel dropped because this socket's buffer was full (`SO_RXQ_OVFL`).
+    #[serde(default)]
+    pub socket_drops: u64,
+    /// Sender: datagrams handed to the kernel per send call, on average (GSO batches).
+    #[serde(default)]
+    pub datagrams_per_call: f64,
 }
 
 impl UdpStats {
@@ -44,7 +50,9 @@ impl UdpStats {
 pub struct DatagramTracker {
     stats: UdpStats,
     highest: Option<u64>,
-    /// Bit i set: sequence number `highest - i` has arrived (i < WINDOW).
+    /// A ring of WINDOW bits: bit `s % WINDOW` is set when sequence number `s`, within WINDOW of the
+    /// highest, has arrived. Advancing clears the bits of the numbers passed over, so each datagram costs
+    /// O(1) however large the window.
     seen: Vec<u64>,
     last_transit: Option<i64>,
     jitter_ns: f64,
@@ -61,7 +69,7 @@ impl DatagramTracker {
     pub fn record(&mut self, sequence: u64, sent_ns: u32, received_ns: u64) {
         self.stats.datagrams += 1;
         match self.highest {
-            Some(highest) if sequence <= highest => self.record_old(highest - sequence),
+            Some(highest) if sequence <= highest => self.record_old(sequence, highest - sequence),
             _ => self.advance_to(sequence),
         }
         self.update_jitter(sent_ns, received_ns);
@@ -72,11 +80,11 @@ impl DatagramTracker {
         UdpStats { jitter_us: self.jitter_ns / 1_000.0, ..self.stats.clone() }
     }
 
-    fn record_old(&mut self, behind: u64) {
+    fn record_old(&mut self, sequence: u64, behind: u64) {
         if behind >= WINDOW {
             // Too old to tell a duplicate from a late arrival: count it as out of order.
             self.stats.out_of_order += 1;
-        } else if self.test_and_set(behind) {
+        } else if self.test_and_set(sequence) {
             self.stats.duplicates += 1;
         } else {
             self.stats.out_of_order += 1;
@@ -84,36 +92,34 @@ impl DatagramTracker {
     }
 
     fn advance_to(&mut self, sequence: u64) {
-        let shift = self.highest.map_or(WINDOW, |h| sequence - h);
-        self.shift(shift);
+        match self.highest {
+            Some(highest) if sequence - highest < WINDOW => {
+                for passed in highest + 1..sequence {
+                    self.clear(passed);
+                }
+            }
+            _ => self.seen.iter_mut().for_each(|w| *w = 0),
+        }
         self.highest = Some(sequence);
-        self.test_and_set(0);
+        self.clear(sequence);
+        self.test_and_set(sequence);
     }
 
-    /// Moves the window forward by `by` sequence numbers.
-    fn shift(&mut self, by: u64) {
-        if by >= WINDOW {
-            self.seen.iter_mut().for_each(|w| *w = 0);
-            return;
-        }
-        let (words, bits) = ((by / 64) as usize, (by % 64) as u32);
-        let n = self.seen.len();
-        for i in (0..n).rev() {
-            let from = i.checked_sub(words);
-            let high = from.map_or(0, |f| self.seen[f] << bits);
-            let low = match (from.and_then(|f| f.checked_sub(1)), bits) {
-                (Some(f), b) if b > 0 => self.seen[f] >> (64 - b),
-                _ => 0,
-            };
-            self.seen[i] = high | low;
-        }
+    fn slot(sequence: u64) -> (usize, u64) {
+        let bit = sequence % WINDOW;
+        ((bit / 64) as usize, 1 << (bit % 64))
     }
 
-    /// Marks `highest - behind` as seen; returns whether it already was.
-    fn test_and_set(&mut self, behind: u64) -> bool {
-        let (word, bit) = ((behind / 64) as usize, behind % 64);
-        let was = self.seen[word] >> bit & 1 == 1;
-        self.seen[word] |= 1 << bit;
+    fn clear(&mut self, sequence: u64) {
+        let (word, mask) = Self::slot(sequence);
+        self.seen[word] &= !mask;
+    }
+
+    /// Marks `sequence` as seen; returns whether it already was.
+    fn test_and_set(&mut self, sequence: u64) -> bool {
+        let (word, mask) = Self::slot(sequence);
+        let was = self.seen[word] & mask != 0;
+        self.seen[word] |= mask;
         was
     }
 
@@ -160,6 +166,16 @@ mod tests {
         let s = track(&[0, 63, 64, 65, 127, 128, 1000, 64, 937, 937]);
         assert_eq!(s.duplicates, 2, "64 again, 937 again");
         assert_eq!(s.out_of_order, 1, "937 after 1000");
+    }
+
+    #[test]
+    fn the_ring_forgets_numbers_it_has_passed() {
+        // 5 arrives, then the window moves a whole lap: a second 5 + WINDOW is new, not a duplicate of 5.
+        let s = track(&[5, 6, 5 + WINDOW, 6 + WINDOW, 5 + WINDOW]);
+        assert_eq!((s.duplicates, s.out_of_order), (1, 0));
+        // Gaps smaller than the window clear the numbers skipped.
+        let s = track(&[0, 1, 70_000, 70_001, 69_999, 69_999]);
+        assert_eq!((s.duplicates, s.out_of_order), (1, 1));
     }
 
     #[test]

@@ -107,6 +107,8 @@ fn measure(
             congestion: spec.congestion.clone(),
             discard: spec.discard,
             rate_bps: per_stream_rate(spec, size),
+            gso: spec.gso,
+            batch: spec.batch,
         })
         .map_err(|e| (Vec::new(), e))?;
     let headers: Vec<StreamHeader> = flows
@@ -253,7 +255,10 @@ fn run_streams(
                             receive(s, header.index, first_byte, bins, spec.discard, reporter)
                         }
                         (StreamSocket::Datagram(s), flow) => {
-                            let stream = crate::udp_stream::UdpStream { socket: s, token, header: *header, bins };
+                            let coalescing =
+                                crate::udp_stream::Coalescing { gso: spec.gso, batch: spec.batch.max(1) as usize };
+                            let stream =
+                                crate::udp_stream::UdpStream { socket: s, token, header: *header, bins, coalescing };
                             let mut ticker = Ticker::new(reporter, epoch);
                             let mut cancelled = || ticker.tick(Instant::now());
                             match flow {

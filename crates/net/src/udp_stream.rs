@@ -9,13 +9,16 @@
 //! more than [`SCHEDULE_SLACK`] behind (a stall), it re-anchors the schedule at the present instead of
 //! sending the missed datagrams in a burst, and counts the stall; the achieved rate then shows the shortfall.
 
-use std::io::ErrorKind;
+use std::io::{ErrorKind, IoSliceMut};
 use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use linkperf_core::datagram_tracker::{DatagramTracker, UdpStats};
 use linkperf_core::throughput::{End, StreamMeter, StreamRecord};
 use linkperf_proto::{StreamHeader, StreamProbe, MESSAGE_SIZE_BYTES, STREAM_PROBE_BYTES};
+use nix::errno::Errno;
+use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::NetError;
@@ -33,6 +36,15 @@ const END_COPIES: usize = 3;
 /// Socket buffers asked for on UDP stream sockets: large, so a short stall of the reader loses nothing.
 const BUFFER_BYTES: usize = 4 << 20;
 
+/// How a UDP stream uses the kernel's batching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Coalescing {
+    /// Send batches as one buffer split by the kernel (UDP GSO), and receive coalesced batches (UDP GRO).
+    pub gso: bool,
+    /// Most datagrams per send call (1: one `send` per datagram).
+    pub batch: usize,
+}
+
 /// One UDP stream end: its socket, identity and clock parameters.
 pub struct UdpStream<'a> {
     /// The connected socket.
@@ -43,7 +55,16 @@ pub struct UdpStream<'a> {
     pub header: StreamHeader,
     /// Interval and fine-bin lengths.
     pub bins: (u64, u64),
+    /// Batching and offloads.
+    pub coalescing: Coalescing,
 }
+
+/// How long a paced batch may span: longer batches would be bursts at the scale of the schedule.
+const BATCH_SPAN: Duration = Duration::from_micros(50);
+/// Largest buffer the kernel accepts for one GSO send.
+const GSO_BUFFER_BYTES: usize = 65_000;
+/// Largest coalesced receive (GRO delivers up to 64 KiB).
+const RECEIVE_BYTES: usize = 128 * 1024;
 
 impl UdpStream<'_> {
     /// Sends `size`-byte datagrams for `duration`, at `rate_bps` of UDP payload if given, then END.
@@ -58,10 +79,11 @@ impl UdpStream<'_> {
     ) -> Result<StreamRecord, NetError> {
         let mut meter = StreamMeter::new(self.header.index, self.header.flow, End::Sender, self.bins.0, self.bins.1);
         let mut stats = UdpStats::default();
-        let mut datagram: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
         let gap = rate_bps.filter(|r| *r > 0.0).map(|r| Duration::from_secs_f64(size as f64 * 8.0 / r));
+        let mut batch = self.batch_size(size, gap);
+        let mut buffer: Vec<u8> = (0..size * batch).map(|i| (i % 251) as u8).collect();
         let start = Instant::now();
-        let (mut anchor, mut scheduled) = (start, 0u64);
+        let (mut anchor, mut scheduled, mut calls) = (start, 0u64, 0u64);
         let mut next_poll = start + TICK;
         loop {
             let mut now = Instant::now();
@@ -77,17 +99,25 @@ impl UdpStream<'_> {
                     crate::clock::wait_until(due);
                     now = due.max(now);
                 }
-                scheduled += 1;
+                scheduled += batch as u64;
             }
-            let sent_ns = now.duration_since(epoch).as_nanos() as u64;
-            StreamProbe { token: self.token, sequence: stats.datagrams, sent_ns: sent_ns as u32 }
-                .write_to(&mut datagram);
-            match self.socket.send(&datagram) {
+            let sent_ns = now.duration_since(epoch).as_nanos() as u32;
+            for (k, datagram) in buffer.chunks_mut(size).enumerate() {
+                StreamProbe { token: self.token, sequence: stats.datagrams + k as u64, sent_ns }.write_to(datagram);
+            }
+            match self.socket.send(&buffer) {
                 Ok(n) => {
-                    stats.datagrams += 1;
+                    stats.datagrams += (n / size) as u64;
+                    calls += 1;
                     meter.record(n as u64, Instant::now().duration_since(epoch).as_nanos() as u64);
                 }
                 Err(e) if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock) => {}
+                Err(e) if batch > 1 && e.raw_os_error() == Some(libc::EIO) => {
+                    // The path cannot segment (no GSO on the device): fall back to one datagram per call.
+                    let _ = setsockopt(self.socket, sockopt::UdpGsoSegment, &0);
+                    batch = 1;
+                    buffer.truncate(size);
+                }
                 Err(e) => return Err(udp_error(e)),
             }
             if now >= next_poll {
@@ -98,12 +128,28 @@ impl UdpStream<'_> {
             }
         }
         self.control(StreamProbe::END, END_COPIES);
+        stats.datagrams_per_call = if calls > 0 { stats.datagrams as f64 / calls as f64 } else { 0.0 };
         Ok(meter.finish_udp(stats))
+    }
+
+    /// Datagrams per send call: 1 without GSO (or if the socket refuses it), else as many as fit the GSO
+    /// buffer and the batch limit, and, when paced, span at most [`BATCH_SPAN`] of the schedule.
+    fn batch_size(&self, size: usize, gap: Option<Duration>) -> usize {
+        let mut batch = self.coalescing.batch.clamp(1, (GSO_BUFFER_BYTES / size).max(1));
+        if let Some(gap) = gap {
+            batch = batch.min((BATCH_SPAN.as_nanos() / gap.as_nanos().max(1)).max(1) as usize);
+        }
+        if batch > 1
+            && !(self.coalescing.gso && setsockopt(self.socket, sockopt::UdpGsoSegment, &(size as i32)).is_ok())
+        {
+            batch = 1;
+        }
+        batch
     }
 
     /// Receives datagrams until END, until `stop` says so, or until the sender has been quiet for a second
     /// after data flowed. `first_byte` is shared by the streams measured on this host: their clock starts at
-    /// the first datagram any of them receives.
+    /// the first datagram any of them receives. With coalescing, one receive may return many datagrams.
     pub fn receive(
         &self,
         first_byte: &std::sync::OnceLock<Instant>,
@@ -111,41 +157,83 @@ impl UdpStream<'_> {
     ) -> Result<StreamRecord, NetError> {
         let mut meter = StreamMeter::new(self.header.index, self.header.flow, End::Receiver, self.bins.0, self.bins.1);
         let mut tracker = DatagramTracker::new();
-        let mut buffer = vec![0u8; 65_536];
+        let mut buffer = vec![0u8; RECEIVE_BYTES];
         self.socket.set_read_timeout(Some(TICK)).map_err(|e| NetError::io("configuring a UDP stream", e))?;
-        let mut last_arrival: Option<Instant> = None;
+        let _ = setsockopt(self.socket, sockopt::RxqOvfl, &1);
+        if self.coalescing.gso {
+            let _ = setsockopt(self.socket, sockopt::UdpGroSegment, &true);
+        }
+        let mut cmsg = nix::cmsg_space!(i32, u32);
+        let (mut last_arrival, mut socket_drops) = (None::<Instant>, 0u64);
         loop {
-            match self.socket.recv(&mut buffer) {
-                Ok(n) => {
+            let received = {
+                let mut iov = [IoSliceMut::new(&mut buffer)];
+                recvmsg::<()>(self.socket.as_raw_fd(), &mut iov, Some(&mut cmsg), MsgFlags::empty()).map(|m| {
+                    let mut segment = None;
+                    for c in m.cmsgs().into_iter().flatten() {
+                        match c {
+                            ControlMessageOwned::UdpGroSegments(size) => segment = Some(size as usize),
+                            ControlMessageOwned::RxqOvfl(drops) => socket_drops = socket_drops.max(u64::from(drops)),
+                            _ => {}
+                        }
+                    }
+                    (m.bytes, segment)
+                })
+            };
+            match received {
+                Ok((n, segment)) => {
                     let now = Instant::now();
-                    let Some(probe) = StreamProbe::read_from(&buffer[..n]).filter(|p| p.token == self.token) else {
-                        continue;
-                    };
-                    if probe.sequence == StreamProbe::END {
-                        break;
+                    let segment = segment.filter(|&s| s > 0).unwrap_or(n.max(1));
+                    match self.account(&buffer[..n], segment, now, first_byte, &mut tracker, &mut meter) {
+                        Arrival::End => break,
+                        Arrival::Data => last_arrival = Some(now),
+                        Arrival::Other => {}
                     }
-                    if probe.sequence == StreamProbe::REGISTER {
-                        self.control(StreamProbe::ACK, 1);
-                        continue;
-                    }
-                    if !probe.is_data() {
-                        continue;
-                    }
-                    let origin = *first_byte.get_or_init(|| now);
-                    let at_ns = now.saturating_duration_since(origin).as_nanos() as u64;
-                    tracker.record(probe.sequence, probe.sent_ns, at_ns);
-                    meter.record(n as u64, at_ns);
-                    last_arrival = Some(now);
                 }
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {
+                Err(Errno::EAGAIN | Errno::EINTR) => {
                     if stop() || last_arrival.is_some_and(|t| t.elapsed() > QUIET_END) {
                         break;
                     }
                 }
-                Err(e) => return Err(udp_error(e)),
+                Err(e) => return Err(udp_error(std::io::Error::from(e))),
             }
         }
-        Ok(meter.finish_udp(tracker.stats()))
+        let stats = UdpStats { socket_drops, ..tracker.stats() };
+        Ok(meter.finish_udp(stats))
+    }
+
+    /// Accounts for one receive: `bytes` holds one datagram, or several of `segment` bytes each (the last
+    /// may be shorter).
+    fn account(
+        &self,
+        bytes: &[u8],
+        segment: usize,
+        now: Instant,
+        first_byte: &std::sync::OnceLock<Instant>,
+        tracker: &mut DatagramTracker,
+        meter: &mut StreamMeter,
+    ) -> Arrival {
+        let mut arrival = Arrival::Other;
+        let mut data_bytes = 0u64;
+        let origin = *first_byte.get_or_init(|| now);
+        let at_ns = now.saturating_duration_since(origin).as_nanos() as u64;
+        for datagram in bytes.chunks(segment) {
+            let Some(probe) = StreamProbe::read_from(datagram).filter(|p| p.token == self.token) else { continue };
+            match probe.sequence {
+                StreamProbe::END => return Arrival::End,
+                StreamProbe::REGISTER => self.control(StreamProbe::ACK, 1),
+                _ if probe.is_data() => {
+                    tracker.record(probe.sequence, probe.sent_ns, at_ns);
+                    data_bytes += datagram.len() as u64;
+                    arrival = Arrival::Data;
+                }
+                _ => {}
+            }
+        }
+        if data_bytes > 0 {
+            meter.record(data_bytes, at_ns);
+        }
+        arrival
     }
 
     /// Sends `copies` control datagrams with sequence number `sequence`.
@@ -158,15 +246,22 @@ impl UdpStream<'_> {
     }
 }
 
+/// What one receive held.
+enum Arrival {
+    /// The sender's END.
+    End,
+    /// At least one data datagram.
+    Data,
+    /// Nothing of the stream's data.
+    Other,
+}
+
 /// Client side: opens a stream's socket and registers it with the responder at `responder`.
 pub fn connect(responder: SocketAddr, token: u32, header: StreamHeader) -> Result<UdpSocket, NetError> {
     let local: SocketAddr =
         if responder.is_ipv6() { (std::net::Ipv6Addr::UNSPECIFIED, 0).into() } else { ([0, 0, 0, 0], 0).into() };
     let socket = UdpSocket::bind(local).map_err(|e| NetError::io("opening a UDP socket", e))?;
-    let socket = Socket::from(socket);
-    let _ = socket.set_recv_buffer_size(BUFFER_BYTES);
-    let _ = socket.set_send_buffer_size(BUFFER_BYTES);
-    let socket = UdpSocket::from(socket);
+    large_buffers(&socket);
     socket.connect(responder).map_err(|source| NetError::Connect { address: responder.to_string(), source })?;
     register(&socket, token, header)?;
     Ok(socket)
@@ -212,11 +307,22 @@ pub fn accept(local: SocketAddr, client: SocketAddr) -> std::io::Result<UdpSocke
         socket.set_only_v6(false)?;
     }
     socket.set_reuse_address(true)?;
-    let _ = socket.set_recv_buffer_size(BUFFER_BYTES);
-    let _ = socket.set_send_buffer_size(BUFFER_BYTES);
     socket.bind(&local.into())?;
     socket.connect(&client.into())?;
-    Ok(socket.into())
+    let socket = UdpSocket::from(socket);
+    large_buffers(&socket);
+    Ok(socket)
+}
+
+/// Asks for large socket buffers, beyond `net.core.rmem_max`/`wmem_max` where the process may
+/// (`CAP_NET_ADMIN`), so that a short stall of the reading thread loses nothing.
+fn large_buffers(socket: &UdpSocket) {
+    let forced = setsockopt(socket, sockopt::RcvBufForce, &BUFFER_BYTES).is_ok()
+        && setsockopt(socket, sockopt::SndBufForce, &BUFFER_BYTES).is_ok();
+    if !forced {
+        let _ = setsockopt(socket, sockopt::RcvBuf, &BUFFER_BYTES);
+        let _ = setsockopt(socket, sockopt::SndBuf, &BUFFER_BYTES);
+    }
 }
 
 /// Acknowledges a registration from the stream's own socket.

@@ -131,6 +131,12 @@ pub enum TestRequest {
         /// (`None`: as fast as it can).
         #[serde(default)]
         rate_bps: Option<f64>,
+        /// UDP: whether the responder uses GSO when sending and GRO when receiving.
+        #[serde(default)]
+        gso: bool,
+        /// UDP: most datagrams per send call on the responder.
+        #[serde(default)]
+        batch: u32,
     },
     /// Connection-establishment probes: the responder answers each with one byte and closes.
     Connect {

@@ -170,6 +170,8 @@ pub(crate) mod fixture {
             discard: false,
             rate: None,
             link: None,
+            gso: true,
+            batch: 32,
         });
         run.command = vec!["linkperf".into(), "throughput".into(), "-P".into(), "2".into()];
         run.series = Vec::new();

@@ -78,6 +78,13 @@ pub struct ThroughputArgs {
     /// The link's IP MTU [default: the interface's, or 1500].
     #[arg(long)]
     pub mtu: Option<u64>,
+    /// UDP: send one datagram per call and receive them one by one, without segmentation offload (GSO) or
+    /// receive coalescing (GRO), to study the cost of per-datagram processing.
+    #[arg(long)]
+    pub no_gso: bool,
+    /// UDP: most datagrams per send call with GSO (1 disables batching).
+    #[arg(long, default_value_t = linkperf_core::spec::DEFAULT_UDP_BATCH)]
+    pub batch: u32,
     /// Receivers discard data in the kernel (TCP MSG_TRUNC) instead of copying it out: measures the path
     /// and the sender without the receiver's copy.
     #[arg(long)]
@@ -139,6 +146,8 @@ impl TryFrom<&ThroughputArgs> for ThroughputSpec {
             congestion: args.congestion.clone(),
             discard: args.discard,
             rate: args.rate,
+            gso: !args.no_gso,
+            batch: args.batch.max(1),
             link: Some(linkperf_core::spec::LinkSpec {
                 rate_bps: args.link_rate,
                 overhead_bytes: args.link_overhead,

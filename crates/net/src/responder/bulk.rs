@@ -21,7 +21,8 @@ use super::echo::is_timeout;
 use super::Shared;
 use crate::cpu::CpuClock;
 use crate::throughput::Drain;
-use crate::udp_stream::{self, UdpStream};
+use crate::udp_stream::{self, Coalescing, UdpStream};
+use linkperf_proto::TestRequest;
 
 /// How often a blocked stream checks that its test still runs.
 const TICK: Duration = Duration::from_millis(250);
@@ -51,6 +52,8 @@ pub(crate) struct BulkState {
     pub discard: bool,
     /// UDP: the rate at which each stream sends, in bits per second (`None`: unpaced).
     pub rate_bps: Option<f64>,
+    /// UDP: batching and offloads.
+    pub coalescing: Coalescing,
     /// UDP: the stream numbers already set up (registrations are repeated until acknowledged).
     pub udp_streams: Mutex<std::collections::HashSet<u16>>,
     /// Set when the client asks for the report: UDP receivers stop even if an END was lost.
@@ -60,6 +63,41 @@ pub(crate) struct BulkState {
 }
 
 impl BulkState {
+    /// The state of a throughput test asked for by `request`; `None` for other tests. `local` is the local
+    /// address of the control connection, which names the interface whose counters are watched.
+    pub fn for_request(request: &TestRequest, local: Option<SocketAddr>) -> Option<Self> {
+        let TestRequest::Throughput {
+            write_bytes,
+            duration_s,
+            interval_s,
+            buffer_bytes,
+            congestion,
+            discard,
+            rate_bps,
+            gso,
+            batch,
+            ..
+        } = request.clone()
+        else {
+            return None;
+        };
+        Some(Self {
+            epoch: OnceLock::new(),
+            records: Mutex::new(Vec::new()),
+            write_bytes: write_bytes as usize,
+            duration: Duration::from_secs_f64(duration_s),
+            interval_ns: (interval_s * 1e9) as u64,
+            buffer_bytes,
+            congestion,
+            discard,
+            rate_bps,
+            coalescing: Coalescing { gso, batch: batch.max(1) as usize },
+            udp_streams: Mutex::new(std::collections::HashSet::new()),
+            stop: std::sync::atomic::AtomicBool::new(false),
+            counters: crate::counters::CounterWatch::start(local),
+        })
+    }
+
     /// The records so far.
     pub fn records(&self) -> Vec<StreamRecord> {
         self.records.lock().unwrap_or_else(|p| p.into_inner()).clone()
@@ -149,7 +187,8 @@ pub(crate) fn register_udp(
     let _ = super::spawn_named("udp-stream", move || {
         udp_stream::acknowledge(&socket, token);
         let live = || shared.registry.is_live(token, Proto::Udp, Instant::now());
-        let stream = UdpStream { socket: &socket, token, header, bins: (state.interval_ns, state.resolution_ns()) };
+        let bins = (state.interval_ns, state.resolution_ns());
+        let stream = UdpStream { socket: &socket, token, header, bins, coalescing: state.coalescing };
         let cpu = CpuClock::start();
         let record = match header.flow {
             Flow::Upload => stream.receive(&state.epoch, &mut || state.stop.load(Ordering::Relaxed) || !live()),

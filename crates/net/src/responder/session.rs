@@ -149,7 +149,7 @@ impl Session<'_> {
         }
         let max_duration = Duration::from_secs_f64(self.shared.config.limits.max_duration_s);
         let deadline = Instant::now() + max_duration + DEADLINE_GRACE;
-        let entry = match request {
+        let entry = match request.clone() {
             TestRequest::Latency { proto, connections, wait, max_message_bytes, .. } => TestEntry {
                 session: self.id,
                 proto,
@@ -161,17 +161,7 @@ impl Session<'_> {
                 max_message_bytes,
                 bulk: None,
             },
-            TestRequest::Throughput {
-                proto,
-                connections,
-                write_bytes,
-                duration_s,
-                interval_s,
-                buffer_bytes,
-                congestion,
-                discard,
-                rate_bps,
-            } => TestEntry {
+            TestRequest::Throughput { proto, connections, write_bytes, .. } => TestEntry {
                 session: self.id,
                 proto,
                 kind: TestKind::Throughput,
@@ -180,22 +170,8 @@ impl Session<'_> {
                 max_streams: connections,
                 streams: 0,
                 max_message_bytes: write_bytes,
-                bulk: Some(std::sync::Arc::new(BulkState {
-                    epoch: std::sync::OnceLock::new(),
-                    records: std::sync::Mutex::new(Vec::new()),
-                    write_bytes: write_bytes as usize,
-                    duration: Duration::from_secs_f64(duration_s),
-                    interval_ns: (interval_s * 1e9) as u64,
-                    buffer_bytes,
-                    congestion,
-                    discard,
-                    rate_bps,
-                    udp_streams: std::sync::Mutex::new(std::collections::HashSet::new()),
-                    stop: std::sync::atomic::AtomicBool::new(false),
-                    counters: crate::counters::CounterWatch::start(
-                        self.socket.local_addr().ok().and_then(|a| a.as_socket()),
-                    ),
-                })),
+                bulk: BulkState::for_request(&request, self.socket.local_addr().ok().and_then(|a| a.as_socket()))
+                    .map(std::sync::Arc::new),
             },
             TestRequest::Connect { proto, .. } => TestEntry {
                 session: self.id,
