@@ -214,6 +214,9 @@ impl Drain {
 /// Both are requests: the kernel may cap a buffer (at `net.core.wmem_max`/`rmem_max`), and a Unix socket
 /// has no congestion control; a refused congestion control shows in the report's `congestion`.
 pub fn configure(socket: &Socket, buffer_bytes: Option<u64>, congestion: Option<&str>) {
+    // Bulk data wants Nagle's algorithm: without it, the tail of every write that is not a whole number of
+    // segments leaves as a small segment of its own. (Connections start with it off, for latency tests.)
+    let _ = socket.set_nodelay(false);
     if let Some(bytes) = buffer_bytes {
         let _ = socket.set_send_buffer_size(bytes as usize);
         let _ = socket.set_recv_buffer_size(bytes as usize);
