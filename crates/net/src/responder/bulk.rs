@@ -26,8 +26,6 @@ use linkperf_proto::TestRequest;
 
 /// How often a blocked stream checks that its test still runs.
 const TICK: Duration = Duration::from_millis(250);
-/// Largest single read of a sink.
-const READ_BYTES: usize = 1024 * 1024;
 /// How long a source waits for the client to close after the data, before closing itself.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
@@ -128,7 +126,7 @@ pub(crate) fn serve_stream(socket: &Socket, header: StreamHeader, state: &BulkSt
 fn sink(socket: &Socket, index: u16, state: &BulkState, live: impl Fn() -> bool) {
     let cpu = CpuClock::start();
     let mut meter = StreamMeter::new(index, Flow::Upload, End::Receiver, state.interval_ns, state.resolution_ns());
-    let mut drain = Drain::new(READ_BYTES, state.discard);
+    let mut drain = Drain::new(state.discard);
     let _ = socket.set_read_timeout(Some(TICK));
     loop {
         match drain.receive(socket) {
