@@ -44,7 +44,7 @@ pub struct ThroughputArgs {
     /// Parallel streams per direction, started together.
     #[arg(short = 'P', long, default_value_t = 1)]
     pub streams: u16,
-    /// Write sizes in bytes (k = 1024), one series each, e.g. 64,1k,64k [default: 128k; UDP: 1472, the
+    /// Write sizes in bytes (k = 1024), one series each, e.g. 64,1k,64k [default: 1M; UDP: 1472, the
     /// largest datagram payload in a 1500-byte IPv4 packet].
     #[arg(short, long, value_name = "SIZES", value_parser = value::size_list)]
     pub size: Option<value::SizeList>,
@@ -157,8 +157,9 @@ impl TryFrom<&ThroughputArgs> for ThroughputSpec {
     }
 }
 
-/// The write size of TCP and Unix streams when none is given.
-const DEFAULT_STREAM_SIZE: u64 = 128 * 1024;
+/// The write size of TCP and Unix streams when none is given: large, so that the sender makes few system
+/// calls (1 MiB writes moved 1.2x more TCP over loopback than 128 KiB ones, bench/throughput.sh).
+const DEFAULT_STREAM_SIZE: u64 = 1024 * 1024;
 /// The UDP datagram payload when none is given: the largest in a 1500-byte IPv4 packet.
 const DEFAULT_UDP_SIZE: u64 = 1472;
 
@@ -204,7 +205,7 @@ mod tests {
     fn defaults_are_a_ten_second_tcp_upload() {
         let spec = spec(&[]).unwrap();
         assert_eq!(spec.phases, vec![Direction::Upload]);
-        assert_eq!(spec.sizes_bytes, vec![128 * 1024]);
+        assert_eq!(spec.sizes_bytes, vec![1024 * 1024]);
         assert_eq!((spec.duration_s, spec.interval_s, spec.streams), (10.0, 1.0, 1));
     }
 
