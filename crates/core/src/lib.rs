@@ -12,6 +12,7 @@ pub mod run_result;
 pub mod spec;
 pub mod summary;
 pub mod throughput;
+pub mod throughput_series;
 pub mod units;
 
 pub use histogram::RttHistogram;

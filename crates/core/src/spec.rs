@@ -195,6 +195,14 @@ fn default_batch() -> u32 {
 /// fine-grained while taking most of the gain.
 pub const DEFAULT_UDP_BATCH: u32 = 32;
 
+impl ThroughputSpec {
+    /// The rate each stream sends datagrams of `size` bytes at: the offered rate split evenly over the
+    /// streams, in bits per second; `None` when unpaced.
+    pub fn stream_rate_bps(&self, size: u64) -> Option<f64> {
+        self.rate.map(|rate| rate.bps_for(size) / f64::from(self.streams))
+    }
+}
+
 /// The link a goodput is compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LinkSpec {

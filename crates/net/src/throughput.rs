@@ -9,12 +9,11 @@ use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use linkperf_core::counters::HostCounters;
-use linkperf_core::datagram_tracker::UdpStats;
-use linkperf_core::link_model::{Framing, LinkEfficiency, ETHERNET_OVERHEAD_BYTES};
-use linkperf_core::run_result::{LossAttribution, ThroughputSeries, UdpSeries};
+use linkperf_core::link_model::{Framing, ETHERNET_OVERHEAD_BYTES};
+use linkperf_core::run_result::ThroughputSeries;
 use linkperf_core::spec::LinkSpec;
-use linkperf_core::throughput::{sum_streams, CpuCost, End, Flow, StreamMeter, StreamRecord};
+use linkperf_core::throughput::{End, Flow, StreamMeter, StreamRecord};
+use linkperf_core::throughput_series::{combine, cpu_warning, link_efficiency, TestCounters};
 use linkperf_core::{Direction, HostFacts, Proto, ThroughputSpec};
 use linkperf_proto::{Preamble, Role, StreamHeader, TestRequest};
 use socket2::Socket;
@@ -110,7 +109,7 @@ fn measure(
             buffer_bytes: spec.buffer_bytes,
             congestion: spec.congestion.clone(),
             discard: spec.discard,
-            rate_bps: per_stream_rate(spec, size),
+            rate_bps: spec.stream_rate_bps(size),
             gso: spec.gso,
             batch: spec.batch,
         })
@@ -135,7 +134,7 @@ fn measure(
         Err(e) => return Err((Vec::new(), error.unwrap_or(e))),
     };
     let _ = control.done(token);
-    let counters = Counters { client: client_counters, responder: remote.counters };
+    let counters = TestCounters { client: client_counters, responder: remote.counters };
     let mut series = combine(spec, phase, size, (&local, &remote.streams), &counters, error.is_none());
     if let Some(framing) = framing(spec, target, watch.interface()) {
         let mss = series.iter().find_map(|s| s.tcp.as_ref()).map(|t| t.mss_bytes);
@@ -155,11 +154,6 @@ fn flow_offset(flow: Flow, streams: u16) -> u16 {
         Flow::Upload => 0,
         Flow::Download => streams,
     }
-}
-
-/// The rate each stream sends datagrams of `size` bytes at: the offered rate split evenly, in bit/s.
-fn per_stream_rate(spec: &ThroughputSpec, size: u64) -> Option<f64> {
-    spec.rate.map(|rate| rate.bps_for(size) / f64::from(spec.streams))
 }
 
 /// A stream's socket on the client.
@@ -274,7 +268,7 @@ fn run_streams(
                             match flow {
                                 Flow::Upload => stream.send(
                                     size as usize,
-                                    per_stream_rate(spec, size),
+                                    spec.stream_rate_bps(size),
                                     duration,
                                     epoch,
                                     &mut cancelled,
@@ -413,187 +407,6 @@ fn stream_error(what: &str, e: std::io::Error) -> NetError {
     }
 }
 
-/// Series of one phase and size: per flow, the sum and then each stream.
-/// Both hosts' counter deltas over one test.
-struct Counters {
-    client: HostCounters,
-    responder: Option<HostCounters>,
-}
-
-impl Counters {
-    /// The sending and receiving hosts' deltas of a flow.
-    fn by_end(&self, flow: Flow) -> (Option<&HostCounters>, Option<&HostCounters>) {
-        match flow {
-            Flow::Upload => (Some(&self.client), self.responder.as_ref()),
-            Flow::Download => (self.responder.as_ref(), Some(&self.client)),
-        }
-    }
-}
-
-fn combine(
-    spec: &ThroughputSpec,
-    phase: Direction,
-    size: u64,
-    (local, remote): (&[StreamRecord], &[StreamRecord]),
-    counters: &Counters,
-    complete: bool,
-) -> Vec<ThroughputSeries> {
-    let mut series = Vec::new();
-    for &flow in phase.flows() {
-        let pick = |records: &[StreamRecord], end: End| -> Vec<StreamRecord> {
-            records.iter().filter(|r| r.flow == flow && r.end == end).cloned().collect()
-        };
-        let all: Vec<StreamRecord> = local.iter().chain(remote).cloned().collect();
-        let (mut receivers, senders) = (pick(&all, End::Receiver), pick(&all, End::Sender));
-        receivers.sort_by_key(|r| r.index);
-        let mut sum = sum_series(spec, phase, size, flow, &receivers, &senders, complete);
-        sum.client_counters = Some(counters.client.clone());
-        sum.responder_counters = counters.responder.clone();
-        if let (Some(udp), (Some(sending), Some(receiving))) = (sum.udp.as_mut(), counters.by_end(flow)) {
-            udp.attribution = Some(LossAttribution::split(udp.lost, sending, receiving));
-        }
-        series.push(sum);
-        if receivers.len() > 1 {
-            for receiver in &receivers {
-                let sender = senders.iter().find(|s| s.index == receiver.index);
-                series.push(stream_series(spec, phase, size, flow, receiver, sender, complete));
-            }
-        } else if let Some(first) = series.last_mut() {
-            // One stream: its TCP state belongs to the only series.
-            first.tcp = senders.first().and_then(|s| s.tcp.clone());
-        }
-    }
-    series
-}
-
-fn sum_series(
-    spec: &ThroughputSpec,
-    phase: Direction,
-    size: u64,
-    flow: Flow,
-    receivers: &[StreamRecord],
-    senders: &[StreamRecord],
-    complete: bool,
-) -> ThroughputSeries {
-    let omit = spec.omit_intervals as usize;
-    let received = sum_streams(receivers, omit);
-    let sent = sum_streams(senders, omit);
-    let receiver_bps = received.as_ref().map(|s| s.goodput_bps);
-    ThroughputSeries {
-        phase,
-        size_bytes: size,
-        flow,
-        stream: None,
-        receiver_bps,
-        sender_bps: sent.as_ref().map(|s| s.goodput_bps),
-        receiver_bytes: received.as_ref().map(|s| s.bytes).unwrap_or(0),
-        sender_bytes: sent.as_ref().map(|s| s.bytes).unwrap_or(0),
-        window_s: received.as_ref().map(|s| s.window_s).unwrap_or(0.0),
-        messages_per_s: receiver_bps.map(|bps| bps / 8.0 / size as f64),
-        us_per_message: receiver_bps.filter(|&bps| bps > 0.0).map(|bps| size as f64 * 8.0 / bps * 1e6),
-        intervals: received.map(|s| s.intervals).unwrap_or_default(),
-        tcp: None,
-        udp: udp_series(spec, size, receivers, senders),
-        sender_cpu: CpuCost::of(senders),
-        receiver_cpu: CpuCost::of(receivers),
-        link: None,
-        client_counters: None,
-        responder_counters: None,
-        complete,
-    }
-}
-
-/// UDP figures of streams: counts summed, loss per stream pair (so duplicates in one stream cannot hide
-/// loss in another), jitter the largest of the streams'.
-fn udp_series(
-    spec: &ThroughputSpec,
-    size: u64,
-    receivers: &[StreamRecord],
-    senders: &[StreamRecord],
-) -> Option<UdpSeries> {
-    if spec.proto != Proto::Udp {
-        return None;
-    }
-    let mut series = UdpSeries {
-        offered_bps: per_stream_rate(spec, size).map(|rate| rate * senders.len() as f64),
-        sent: 0,
-        received: 0,
-        lost: 0,
-        loss_percent: None,
-        out_of_order: 0,
-        duplicates: 0,
-        jitter_us: 0.0,
-        stalls: 0,
-        attribution: None,
-    };
-    for sender in senders {
-        let sent = sender.udp.clone().unwrap_or_default();
-        let received =
-            receivers.iter().find(|r| r.index == sender.index).and_then(|r| r.udp.clone()).unwrap_or_default();
-        series.sent += sent.datagrams;
-        series.stalls += sent.stalls;
-        series.received += received.datagrams;
-        series.lost += UdpStats::lost(&sent, &received);
-        series.out_of_order += received.out_of_order;
-        series.duplicates += received.duplicates;
-        series.jitter_us = series.jitter_us.max(received.jitter_us);
-    }
-    series.loss_percent = (series.sent > 0).then(|| series.lost as f64 * 100.0 / series.sent as f64);
-    Some(series)
-}
-
-/// One stream's figures, over its own window (from its first to its last byte, after the omitted intervals),
-/// computed the same way as a sum's.
-fn stream_series(
-    spec: &ThroughputSpec,
-    phase: Direction,
-    size: u64,
-    flow: Flow,
-    receiver: &StreamRecord,
-    sender: Option<&StreamRecord>,
-    complete: bool,
-) -> ThroughputSeries {
-    let mut series = sum_series(
-        spec,
-        phase,
-        size,
-        flow,
-        std::slice::from_ref(receiver),
-        sender.map(std::slice::from_ref).unwrap_or_default(),
-        complete,
-    );
-    series.stream = Some(receiver.index);
-    series.intervals = Vec::new();
-    series.tcp = sender.and_then(|s| s.tcp.clone());
-    series
-}
-
-/// A caution when a sum's sending or receiving threads were busy enough to have set the rate themselves.
-fn cpu_warning(series: &ThroughputSeries) -> Option<String> {
-    if series.stream.is_some() {
-        return None;
-    }
-    // A paced UDP sender spins while it waits for due times; if it kept its schedule, it was not short of CPU.
-    let kept_pace = series.udp.as_ref().is_some_and(|u| {
-        u.stalls == 0 && u.offered_bps.zip(series.sender_bps).is_some_and(|(asked, sent)| sent >= asked * 0.99)
-    });
-    let sender_cpu = series.sender_cpu.filter(|_| !kept_pace);
-    let busy: Vec<&str> = [("sender", sender_cpu), ("receiver", series.receiver_cpu)]
-        .into_iter()
-        .filter(|(_, cost)| cost.is_some_and(|c| c.cpu_bound()))
-        .map(|(end, _)| end)
-        .collect();
-    (!busy.is_empty()).then(|| {
-        format!(
-            "{} {} {}: the {} was CPU-bound (a stream thread used 90 % or more of a core), so this figure may measure the host rather than the link",
-            series.phase.name(),
-            linkperf_core::units::format_size(series.size_bytes),
-            series.flow.name(),
-            busy.join(" and the ")
-        )
-    })
-}
-
 /// The link model of a run: the rate given, or the client interface's speed; the MTU given, or the
 /// interface's, or 1500. `None` without a rate, or over a Unix socket.
 fn framing(spec: &ThroughputSpec, target: &Target, interface: Option<&str>) -> Option<Framing> {
@@ -607,19 +420,4 @@ fn framing(spec: &ThroughputSpec, target: &Target, interface: Option<&str>) -> O
         overhead_bytes: link.overhead_bytes,
         ipv6: address.is_ipv6() && address.ip().to_canonical().is_ipv6(),
     })
-}
-
-/// A sum's goodput against the link: per TCP segment of the sender's MSS, or per UDP datagram.
-fn link_efficiency(
-    spec: &ThroughputSpec,
-    framing: &Framing,
-    sum: &ThroughputSeries,
-    mss: Option<u64>,
-) -> Option<LinkEfficiency> {
-    let measured = sum.receiver_bps?;
-    let payload = match spec.proto {
-        Proto::Tcp => mss.filter(|&mss| mss > 0)?,
-        _ => sum.size_bytes,
-    };
-    framing.for_proto(spec.proto, payload, measured)
 }
