@@ -120,6 +120,8 @@ pub enum Direction {
     Download,
     /// Both at once, on separate connections (full duplex).
     Bidirectional,
+    /// Both, taking turns of one interval each, upload first (half duplex, as on radio links).
+    Alternating,
 }
 
 impl Direction {
@@ -129,6 +131,7 @@ impl Direction {
             Direction::Upload => "upload",
             Direction::Download => "download",
             Direction::Bidirectional => "bidirectional",
+            Direction::Alternating => "alternating",
         }
     }
 
@@ -138,7 +141,7 @@ impl Direction {
         match self {
             Direction::Upload => &[Flow::Upload],
             Direction::Download => &[Flow::Download],
-            Direction::Bidirectional => &[Flow::Upload, Flow::Download],
+            Direction::Bidirectional | Direction::Alternating => &[Flow::Upload, Flow::Download],
         }
     }
 }

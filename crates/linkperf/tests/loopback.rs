@@ -203,3 +203,25 @@ fn udp_throughput_at_a_modest_rate_loses_nothing_on_loopback() {
         assert!(udp["jitter_us"].as_f64().unwrap() >= 0.0);
     }
 }
+
+#[test]
+fn alternating_directions_take_turns_every_interval() {
+    let output = linkperf()
+        .args(["throughput", "--direction", "alternate", "--duration", "2s", "--interval", "250ms", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let result = json(&output.stdout);
+    let sums: Vec<&serde_json::Value> =
+        result["throughput"].as_array().unwrap().iter().filter(|s| s["stream"].is_null()).collect();
+    assert_eq!(sums.len(), 2, "an upload and a download sum");
+    for sum in sums {
+        // Each receiver's clock starts at its direction's first byte, so its own turns are the even
+        // intervals; in the odd ones only what was still buffered at the turn arrives.
+        let bytes: Vec<u64> =
+            sum["intervals"].as_array().unwrap().iter().map(|i| i["bytes"].as_u64().unwrap()).collect();
+        for pair in bytes.chunks(2).filter(|p| p.len() == 2).take(3) {
+            assert!(pair[0] > 5 * pair[1], "{}: {bytes:?}", sum["flow"]);
+        }
+    }
+}

@@ -92,6 +92,11 @@ impl ControlClient {
         }
     }
 
+    /// Gives the turn to `flow` in an alternating throughput test.
+    pub fn turn(&mut self, token: u32, flow: linkperf_core::throughput::Flow) -> Result<(), NetError> {
+        self.send(&Message::Turn { token, flow })
+    }
+
     /// Tells the responder a test is finished, so it releases the token.
     pub fn done(&mut self, token: u32) -> Result<(), NetError> {
         self.send(&Message::TestDone { token })

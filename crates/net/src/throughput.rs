@@ -6,6 +6,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -112,6 +113,7 @@ fn measure(
             rate_bps: spec.stream_rate_bps(size),
             gso: spec.gso,
             batch: spec.batch,
+            alternating: phase == Direction::Alternating,
         })
         .map_err(|e| (Vec::new(), e))?;
     let headers: Vec<StreamHeader> = flows
@@ -127,7 +129,8 @@ fn measure(
         .map_err(|e| (Vec::new(), e))?;
     let token_and_sockets = (token, sockets.as_slice());
     let watch = crate::counters::CounterWatch::start(control.local_address());
-    let (local, error) = run_streams(token_and_sockets, &headers, spec, size, observer);
+    let turns = (phase == Direction::Alternating).then_some(&mut *control);
+    let (local, error) = run_streams(token_and_sockets, &headers, (spec, size), turns, observer);
     let client_counters = watch.delta();
     let remote = match control.report(token) {
         Ok(remote) => remote,
@@ -227,12 +230,14 @@ pub fn configure(socket: &Socket, buffer_bytes: Option<u64>, congestion: Option<
     }
 }
 
-/// Runs every local stream end on its own thread, started together on one clock.
+/// Runs every local stream end on its own thread, started together on one clock. With `turns`, the
+/// directions alternate every interval, upload first: this thread gives the turns, pausing the local
+/// senders and telling the responder over `turns` when its senders may go.
 fn run_streams(
     (token, sockets): (u32, &[StreamSocket]),
     headers: &[StreamHeader],
-    spec: &ThroughputSpec,
-    size: u64,
+    (spec, size): (&ThroughputSpec, u64),
+    turns: Option<&mut ControlClient>,
     observer: &dyn Observer,
 ) -> (Vec<StreamRecord>, Option<NetError>) {
     let epoch = Instant::now();
@@ -242,7 +247,14 @@ fn run_streams(
     let bins = (interval_ns, resolution_ns);
     let first_byte = OnceLock::new();
     let first_byte = &first_byte;
+    let upload_turn = AtomicBool::new(true);
+    let upload_turn = &upload_turn;
     let results: Vec<Result<StreamRecord, NetError>> = std::thread::scope(|scope| {
+        if let Some(control) = turns {
+            scope.spawn(move || {
+                give_turns(control, token, upload_turn, epoch, (Duration::from_nanos(interval_ns), duration))
+            });
+        }
         let handles: Vec<_> = sockets
             .iter()
             .zip(headers)
@@ -253,7 +265,7 @@ fn run_streams(
                     let cpu = CpuClock::start();
                     let record = match (socket, header.flow) {
                         (StreamSocket::Stream(s), Flow::Upload) => {
-                            send(s, header.index, epoch, bins, size as usize, duration, reporter)
+                            send(s, header.index, (epoch, upload_turn), bins, size as usize, duration, reporter)
                         }
                         (StreamSocket::Stream(s), Flow::Download) => {
                             receive(s, header.index, first_byte, bins, spec.discard, reporter)
@@ -324,10 +336,30 @@ impl<'a> Ticker<'a> {
     }
 }
 
+/// Alternates the turn between the directions every `interval` until `duration` has passed, then leaves it
+/// with the upload (whose senders stop by themselves at the end).
+fn give_turns(
+    control: &mut ControlClient,
+    token: u32,
+    upload_turn: &AtomicBool,
+    epoch: Instant,
+    (interval, duration): (Duration, Duration),
+) {
+    let mut turn = 0u32;
+    while epoch.elapsed() < duration {
+        let flow = if turn % 2 == 0 { Flow::Upload } else { Flow::Download };
+        upload_turn.store(flow == Flow::Upload, Ordering::Relaxed);
+        let _ = control.turn(token, flow);
+        turn += 1;
+        crate::clock::wait_until((epoch + interval * turn).min(epoch + duration));
+    }
+    let _ = control.turn(token, Flow::Upload);
+}
+
 fn send(
     mut socket: &Socket,
     index: u16,
-    epoch: Instant,
+    (epoch, turn): (Instant, &AtomicBool),
     (interval_ns, resolution_ns): (u64, u64),
     size: usize,
     duration: Duration,
@@ -342,6 +374,11 @@ fn send(
         let now = Instant::now();
         if now.duration_since(epoch) >= duration || interrupted {
             break;
+        }
+        if !turn.load(Ordering::Relaxed) {
+            std::thread::sleep(crate::responder::TURN_POLL);
+            interrupted = ticker.tick(Instant::now());
+            continue;
         }
         match socket.write(&buffer) {
             Ok(n) => {

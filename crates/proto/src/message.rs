@@ -75,6 +75,14 @@ pub enum Message {
         #[serde(default)]
         counters: Option<linkperf_core::counters::HostCounters>,
     },
+    /// Alternating throughput: from now on only `flow` may send (the responder's download streams pause
+    /// while it is `upload`).
+    Turn {
+        /// The test's token.
+        token: u32,
+        /// The direction whose turn it is.
+        flow: linkperf_core::throughput::Flow,
+    },
     /// The client finished a test; the responder releases its token.
     TestDone {
         /// The token of the finished test.
@@ -137,6 +145,9 @@ pub enum TestRequest {
         /// UDP: most datagrams per send call on the responder.
         #[serde(default)]
         batch: u32,
+        /// The directions take turns: the responder's download streams wait for a `Turn` to send.
+        #[serde(default)]
+        alternating: bool,
     },
     /// Connection-establishment probes: the responder answers each with one byte and closes.
     Connect {

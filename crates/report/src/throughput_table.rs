@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use linkperf_core::counters::HostCounters;
 use linkperf_core::run_result::ThroughputSeries;
 use linkperf_core::units::format_size;
-use linkperf_core::{Proto, RunResult, ThroughputSpec};
+use linkperf_core::{Direction, Proto, RunResult, ThroughputSpec};
 
 /// Writes the rows and intervals of a throughput run (the header and footer are the table's).
 pub(crate) fn write_body(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
@@ -29,6 +29,7 @@ pub(crate) fn write_body(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn W
     for series in &run.throughput {
         write_row(series, out)?;
     }
+    write_both_ways(spec, run, out)?;
     write_link(run, out)?;
     write_cpu(run, out)?;
     write_counters(run, out)?;
@@ -75,6 +76,35 @@ fn write_row(s: &ThroughputSeries, out: &mut dyn Write) -> io::Result<()> {
         ),
         (None, None) => writeln!(out, " {:>8} {:>9} {:>8} {:<6}{mark}", "-", "-", "-", "-"),
     }
+}
+
+/// For phases that carry both directions, the link's total work: the sum of the two goodputs when they run
+/// at once; when they take turns, both directions' bytes over the whole duration (each direction's own
+/// goodput is then averaged over its turns and the other's between them).
+fn write_both_ways(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let sums: Vec<&ThroughputSeries> = run.throughput.iter().filter(|s| s.stream.is_none()).collect();
+    for (up, down) in sums.iter().zip(sums.iter().skip(1)) {
+        let both = matches!(up.phase, Direction::Bidirectional | Direction::Alternating);
+        if both && up.phase == down.phase && up.size_bytes == down.size_bytes && up.flow != down.flow {
+            let (total_bps, how) = match up.phase {
+                Direction::Alternating => (
+                    Some((up.receiver_bytes + down.receiver_bytes) as f64 * 8.0 / spec.duration_s),
+                    "both directions' received bytes over the duration",
+                ),
+                _ => (up.receiver_bps.zip(down.receiver_bps).map(|(a, b)| a + b), "upload + download receiver goodput"),
+            };
+            if let Some(total) = total_bps {
+                writeln!(
+                    out,
+                    "{:<13} {:>6} both ways {:>19.2}   ({how})",
+                    up.phase.name(),
+                    format_size(up.size_bytes),
+                    total / 1e6
+                )?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn write_link(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {

@@ -23,6 +23,7 @@ const EXAMPLES: &str = "Examples:
   linkperf throughput 198.18.0.2 --direction down    the responder sends
   linkperf throughput 198.18.0.2 --direction bidir --streams 4
   linkperf throughput 198.18.0.2 --sequential        upload, then download
+  linkperf throughput 198.18.0.2 --direction alternate --interval 500ms   half duplex, turns of 0.5 s
   linkperf throughput HOST --size 64,256,1k,4k,16k,64k --duration 5s   one row per write size
   linkperf throughput --proto unix --omit 1          IPC, first interval left out";
 
@@ -102,6 +103,8 @@ pub enum DirectionArg {
     Down,
     /// Both at once.
     Bidir,
+    /// Both, taking turns of one --interval each, upload first (half-duplex links). TCP and Unix.
+    Alternate,
 }
 
 impl TryFrom<&ThroughputArgs> for ThroughputSpec {
@@ -133,6 +136,10 @@ impl TryFrom<&ThroughputArgs> for ThroughputSpec {
             (false, DirectionArg::Up) => vec![Direction::Upload],
             (false, DirectionArg::Down) => vec![Direction::Download],
             (false, DirectionArg::Bidir) => vec![Direction::Bidirectional],
+            (false, DirectionArg::Alternate) if proto == Proto::Udp => {
+                return Err(UsageError("--direction alternate is available over tcp and unix".into()))
+            }
+            (false, DirectionArg::Alternate) => vec![Direction::Alternating],
         };
         Ok(ThroughputSpec {
             proto,
@@ -213,6 +220,8 @@ mod tests {
     fn sequential_runs_upload_then_download() {
         assert_eq!(spec(&["--sequential"]).unwrap().phases, vec![Direction::Upload, Direction::Download]);
         assert_eq!(spec(&["--direction", "bidir"]).unwrap().phases, vec![Direction::Bidirectional]);
+        assert_eq!(spec(&["--direction", "alternate"]).unwrap().phases, vec![Direction::Alternating]);
+        assert!(spec(&["--direction", "alternate", "--proto", "udp"]).is_err());
     }
 
     #[test]

@@ -26,6 +26,8 @@ use linkperf_proto::TestRequest;
 
 /// How often a blocked stream checks that its test still runs.
 const TICK: Duration = Duration::from_millis(250);
+/// How often a paused stream checks whether its turn has come.
+pub(crate) const TURN_POLL: Duration = Duration::from_micros(200);
 /// How long a source waits for the client to close after the data, before closing itself.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
@@ -58,6 +60,8 @@ pub(crate) struct BulkState {
     pub stop: std::sync::atomic::AtomicBool,
     /// The host's counters from the test's request on.
     pub counters: crate::counters::CounterWatch,
+    /// Whether download streams may send now (always, unless the directions alternate).
+    pub download_turn: std::sync::atomic::AtomicBool,
 }
 
 impl BulkState {
@@ -74,6 +78,7 @@ impl BulkState {
             rate_bps,
             gso,
             batch,
+            alternating,
             ..
         } = request.clone()
         else {
@@ -93,6 +98,7 @@ impl BulkState {
             udp_streams: Mutex::new(std::collections::HashSet::new()),
             stop: std::sync::atomic::AtomicBool::new(false),
             counters: crate::counters::CounterWatch::start(local),
+            download_turn: std::sync::atomic::AtomicBool::new(!alternating),
         })
     }
 
@@ -148,6 +154,10 @@ fn source(mut socket: &Socket, index: u16, state: &BulkState, live: impl Fn() ->
     let start = Instant::now();
     let _ = state.since_epoch(start);
     while start.elapsed() < state.duration {
+        if !state.download_turn.load(Ordering::Relaxed) {
+            std::thread::sleep(TURN_POLL);
+            continue;
+        }
         match socket.write(&buffer) {
             Ok(n) => meter.record(n as u64, state.since_epoch(Instant::now())),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}

@@ -7,6 +7,8 @@
 //! timeout, and a session's tests are released when it ends however it ends.
 
 mod bulk;
+
+pub(crate) use bulk::TURN_POLL;
 mod echo;
 mod registry;
 mod session;

@@ -135,6 +135,13 @@ impl Session<'_> {
         match message {
             Message::TestRequest(request) => self.start_test(request),
             Message::ReportRequest { token } => self.report(token),
+            Message::Turn { token, flow } => {
+                if let Some((state, _)) = self.shared.registry.bulk(self.id, token) {
+                    let download = flow == linkperf_core::throughput::Flow::Download;
+                    state.download_turn.store(download, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok(())
+            }
             Message::TestDone { token } => {
                 self.shared.registry.release(self.id, token);
                 Ok(())
