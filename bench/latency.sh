@@ -18,20 +18,12 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-5}
 REPEATS=${2:-3}
 SIZE=64
-HOST=127.0.0.1
-
-need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
+source bench/common.sh
 need sockperf sockperf
 need qperf qperf
 need python3 python3
-cargo build --release --quiet
-LINKPERF=target/release/linkperf
+build_linkperf
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-
-start() { "$@" >/dev/null 2>&1 & pids+=($!); }
 start "$LINKPERF" serve --bind "$HOST" --port 15250 --quiet
 start sockperf server -i "$HOST" -p 15251
 start sockperf server --tcp -i "$HOST" -p 15252

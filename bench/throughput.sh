@@ -18,19 +18,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-6}
 REPEATS=${2:-3}
-HOST=127.0.0.1
-
-need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
+source bench/common.sh
 need iperf3 iperf3
 need nuttcp nuttcp
 need python3 python3
-cargo build --release --quiet
-LINKPERF=target/release/linkperf
+build_linkperf
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-start() { "$@" >/dev/null 2>&1 & pids+=($!); }
 start "$LINKPERF" serve --bind "$HOST" --port 15250 --quiet
 start iperf3 -s -B "$HOST" -p 15301
 start nuttcp -S -P 15401 -p 15402 --nofork
