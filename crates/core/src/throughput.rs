@@ -285,7 +285,9 @@ pub struct StreamSum {
 pub fn sum_streams(records: &[StreamRecord], omit: usize) -> Option<StreamSum> {
     let first = records.first()?;
     let (interval_ns, resolution_ns) = (first.interval_ns, first.resolution_ns);
-    if records.iter().any(|r| r.interval_ns != interval_ns || r.resolution_ns != resolution_ns) {
+    // Records may come from a peer: refuse bins that do not tile intervals rather than divide by zero.
+    let consistent = resolution_ns > 0 && interval_ns % resolution_ns == 0;
+    if !consistent || records.iter().any(|r| r.interval_ns != interval_ns || r.resolution_ns != resolution_ns) {
         return None;
     }
     let latest_first = records.iter().map(|r| r.first_ns).max()?;
@@ -427,6 +429,14 @@ mod tests {
         assert_eq!(cost.busiest_thread_percent, 100.0);
         assert!(cost.cpu_bound());
         assert_eq!(CpuCost::of(&[stream(0, &[(1, 0)])]), None);
+    }
+
+    #[test]
+    fn inconsistent_bins_from_a_peer_give_no_sum() {
+        let zero = StreamRecord { resolution_ns: 0, ..stream(0, &[(10, 0), (10, 3 * SECOND)]) };
+        assert_eq!(sum_streams(&[zero], 0), None);
+        let untiled = StreamRecord { resolution_ns: 7, ..stream(0, &[(10, 0), (10, 3 * SECOND)]) };
+        assert_eq!(sum_streams(&[untiled], 0), None);
     }
 
     #[test]

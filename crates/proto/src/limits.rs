@@ -59,6 +59,11 @@ impl Limits {
                     crate::STREAM_PROBE_BYTES
                 ))
             }
+            TestRequest::Throughput { duration_s, interval_s, rate_bps, .. }
+                if !(positive(*duration_s) && positive(*interval_s) && rate_bps.is_none_or(positive)) =>
+            {
+                Err("durations, intervals and rates must be finite and above zero".into())
+            }
             TestRequest::Throughput { proto, connections, write_bytes, .. } => {
                 self.check_latency(*proto, *write_bytes, *connections)
             }
@@ -83,6 +88,11 @@ impl Limits {
         }
         Ok(())
     }
+}
+
+/// Whether a number from a peer is usable as a duration or rate.
+fn positive(value: f64) -> bool {
+    value.is_finite() && value > 0.0
 }
 
 #[cfg(test)]
@@ -118,6 +128,30 @@ mod tests {
     #[test]
     fn udp_messages_must_fit_a_datagram() {
         assert!(Limits::default().check(&latency(Proto::Udp, 65_528, 1, None)).is_err());
+    }
+
+    #[test]
+    fn impossible_throughput_numbers_are_refused() {
+        let request = |duration_s: f64, rate_bps: Option<f64>| TestRequest::Throughput {
+            proto: Proto::Tcp,
+            connections: 1,
+            write_bytes: 1000,
+            duration_s,
+            interval_s: 1.0,
+            buffer_bytes: None,
+            congestion: None,
+            discard: false,
+            rate_bps,
+            gso: true,
+            batch: 1,
+            alternating: false,
+        };
+        assert_eq!(Limits::default().check(&request(10.0, Some(1e6))), Ok(()));
+        for (duration, rate) in
+            [(f64::NAN, None), (0.0, None), (-1.0, None), (10.0, Some(f64::INFINITY)), (10.0, Some(0.0))]
+        {
+            assert!(Limits::default().check(&request(duration, rate)).is_err(), "{duration} {rate:?}");
+        }
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub(super) fn run(socket: Socket, peer: String, shared: &Shared) {
     let id = shared.next_session.fetch_add(1, Ordering::Relaxed);
     let started = Instant::now();
     let active = shared.active_sessions.fetch_add(1, Ordering::SeqCst) + 1;
+    let _release = Release { shared, id };
     let mut session = Session { id, socket, shared, tests: 0, client: String::from("?") };
     let ending = if active > shared.config.limits.max_sessions {
         session.refuse(
@@ -45,8 +46,6 @@ pub(super) fn run(socket: Socket, peer: String, shared: &Shared) {
     } else {
         session.serve()
     };
-    shared.registry.release_session(id);
-    shared.active_sessions.fetch_sub(1, Ordering::SeqCst);
     log(
         shared,
         &format!(
@@ -56,6 +55,19 @@ pub(super) fn run(socket: Socket, peer: String, shared: &Shared) {
             started.elapsed().as_secs_f64()
         ),
     );
+}
+
+/// Releases a session's tests and its place in the session count when the session ends, even by a panic.
+struct Release<'a> {
+    shared: &'a Shared,
+    id: u64,
+}
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.shared.registry.release_session(self.id);
+        self.shared.active_sessions.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 struct Session<'a> {
