@@ -233,3 +233,28 @@ fn udp_loss_appears_only_above_the_shaped_rate() {
     let ceiling = 100.0 * (1.0 - capacity_bps / 40e6);
     assert!(loss > ceiling - 12.0 && loss <= ceiling + 1.0, "loss {loss} %, ceiling {ceiling} %");
 }
+
+#[test]
+fn a_link_cut_mid_run_keeps_what_was_measured() {
+    let Some(net) = TestNet::create() else { return };
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    let cut = {
+        let (ns, dev) = (net.client.clone(), net.client_dev.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            ip(&["-n", &ns, "link", "del", &dev])
+        })
+    };
+    let output = net
+        .client_command(&["throughput", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--duration", "3s", "--json"])
+        .timeout(std::time::Duration::from_secs(90))
+        .output()
+        .unwrap();
+    assert!(cut.join().unwrap(), "the link was cut");
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let result = json(&output.stdout);
+    assert_eq!(result["status"]["state"], "partial");
+    let sum = &result["throughput"][0];
+    assert_eq!(sum["complete"], false);
+    assert!(sum["sender_bytes"].as_u64().unwrap() > 0, "the sender's measurement is kept: {sum}");
+}

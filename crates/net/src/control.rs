@@ -92,6 +92,15 @@ impl ControlClient {
         }
     }
 
+    /// Like [`ControlClient::report`], waiting at most `timeout` for the answer (after a stream failed, the
+    /// path to the responder may be gone).
+    pub fn report_within(&mut self, token: u32, timeout: Duration) -> Result<Report, NetError> {
+        self.socket.set_read_timeout(Some(timeout)).map_err(|e| NetError::io("setting a read timeout", e))?;
+        let report = self.report(token);
+        let _ = self.socket.set_read_timeout(Some(CONTROL_TIMEOUT));
+        report
+    }
+
     /// Gives the turn to `flow` in an alternating throughput test.
     pub fn turn(&mut self, token: u32, flow: linkperf_core::throughput::Flow) -> Result<(), NetError> {
         self.send(&Message::Turn { token, flow })

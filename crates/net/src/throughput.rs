@@ -20,6 +20,7 @@ use linkperf_proto::{Preamble, Role, StreamHeader, TestRequest};
 use socket2::Socket;
 use std::net::UdpSocket;
 
+use crate::control::Report;
 use crate::cpu::CpuClock;
 use crate::observer::{Observer, ProgressUnit};
 use crate::{ControlClient, NetError, Target};
@@ -32,6 +33,8 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 const COPY_CHUNK_BYTES: usize = 32 * 1024;
 /// Bytes a discarding receive (`MSG_TRUNC`) drops per call: nothing is copied, so larger is cheaper.
 const DISCARD_CHUNK_BYTES: usize = 1024 * 1024;
+/// How long to wait for the responder's report once a stream has failed.
+const REPORT_AFTER_FAILURE: Duration = Duration::from_secs(2);
 /// How long a stream may make no progress before the run fails.
 const STALL_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -132,10 +135,13 @@ fn measure(
     let turns = (phase == Direction::Alternating).then_some(&mut *control);
     let (local, error) = run_streams(token_and_sockets, &headers, (spec, size), turns, observer);
     let client_counters = watch.delta();
-    let remote = match control.report(token) {
-        Ok(remote) => remote,
-        Err(e) => return Err((Vec::new(), error.unwrap_or(e))),
-    };
+    let wait = if error.is_some() { REPORT_AFTER_FAILURE } else { crate::control::CONTROL_TIMEOUT };
+    let mut error = error;
+    let remote = control.report_within(token, wait).unwrap_or_else(|e| {
+        // Keep this end's measurements: the responder's are lost with the path to it.
+        error = error.take().or(Some(e));
+        Report { streams: Vec::new(), counters: None }
+    });
     let _ = control.done(token);
     let counters = TestCounters { client: client_counters, responder: remote.counters };
     let mut series = combine(spec, phase, size, (&local, &remote.streams), &counters, error.is_none());
@@ -249,7 +255,7 @@ fn run_streams(
     let first_byte = &first_byte;
     let upload_turn = AtomicBool::new(true);
     let upload_turn = &upload_turn;
-    let results: Vec<Result<StreamRecord, NetError>> = std::thread::scope(|scope| {
+    let results: Vec<StreamOutcome> = std::thread::scope(|scope| {
         if let Some(control) = turns {
             scope.spawn(move || {
                 give_turns(control, token, upload_turn, epoch, (Duration::from_nanos(interval_ns), duration))
@@ -263,7 +269,7 @@ fn run_streams(
                 let reporter = (i == 0).then_some(observer);
                 scope.spawn(move || {
                     let cpu = CpuClock::start();
-                    let record = match (socket, header.flow) {
+                    let (record, error) = match (socket, header.flow) {
                         (StreamSocket::Stream(s), Flow::Upload) => {
                             send(s, header.index, (epoch, upload_turn), bins, size as usize, duration, reporter)
                         }
@@ -277,7 +283,7 @@ fn run_streams(
                                 crate::udp_stream::UdpStream { socket: s, token, header: *header, bins, coalescing };
                             let mut ticker = Ticker::new(reporter, epoch);
                             let mut cancelled = || ticker.tick(Instant::now());
-                            match flow {
+                            let result = match flow {
                                 Flow::Upload => stream.send(
                                     size as usize,
                                     spec.stream_rate_bps(size),
@@ -286,28 +292,36 @@ fn run_streams(
                                     &mut cancelled,
                                 ),
                                 Flow::Download => stream.receive(first_byte, &mut cancelled),
+                            };
+                            match result {
+                                Ok(record) => (Some(record), None),
+                                Err(e) => (None, Some(e)),
                             }
                         }
                     };
-                    record.map(|r| StreamRecord { cpu: Some(cpu.stop()), ..r })
+                    (record.map(|r| StreamRecord { cpu: Some(cpu.stop()), ..r }), error)
                 })
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(NetError::Invalid("a stream thread failed unexpectedly".into()))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| (None, Some(NetError::Invalid("a stream thread failed unexpectedly".into()))))
+            })
             .collect()
     });
     let mut records = Vec::new();
     let mut error = None;
-    for result in results {
-        match result {
-            Ok(record) => records.push(record),
-            Err(e) => error = error.or(Some(e)),
-        }
+    for (record, failure) in results {
+        records.extend(record);
+        error = error.or(failure);
     }
     (records, error)
 }
+
+/// What one stream end measured, and what stopped it early if anything did.
+type StreamOutcome = (Option<StreamRecord>, Option<NetError>);
 
 /// Progress and cancellation, reported by one stream per test.
 struct Ticker<'a> {
@@ -364,10 +378,12 @@ fn send(
     size: usize,
     duration: Duration,
     observer: Option<&dyn Observer>,
-) -> Result<StreamRecord, NetError> {
+) -> StreamOutcome {
     let mut meter = StreamMeter::new(index, Flow::Upload, End::Sender, interval_ns, resolution_ns);
     let buffer: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
-    socket.set_write_timeout(Some(STALL_TIMEOUT)).map_err(|e| NetError::io("configuring a stream", e))?;
+    if let Err(e) = socket.set_write_timeout(Some(STALL_TIMEOUT)) {
+        return (None, Some(NetError::io("configuring a stream", e)));
+    }
     let mut ticker = Ticker::new(observer, epoch);
     let mut interrupted = false;
     loop {
@@ -387,19 +403,19 @@ fn send(
                 interrupted = ticker.tick(done);
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(stream_error("sending", e)),
+            Err(e) => {
+                let tcp = crate::tcp_info::tcp_stats(socket);
+                return (Some(meter.finish(tcp)), Some(stream_error("sending", e)));
+            }
         }
     }
     let tcp = crate::tcp_info::tcp_stats(socket);
     // Half-close: the responder reads to the end, stores its record, and closes; waiting for that close
     // means its report is complete.
-    socket.shutdown(std::net::Shutdown::Write).map_err(|e| stream_error("ending a stream", e))?;
-    socket.set_read_timeout(Some(STALL_TIMEOUT)).map_err(|e| NetError::io("configuring a stream", e))?;
+    let _ = socket.shutdown(std::net::Shutdown::Write);
+    let _ = socket.set_read_timeout(Some(STALL_TIMEOUT));
     let _ = socket.read(&mut [0u8; 64]);
-    if interrupted {
-        return Err(NetError::Interrupted);
-    }
-    Ok(meter.finish(tcp))
+    (Some(meter.finish(tcp)), interrupted.then_some(NetError::Interrupted))
 }
 
 /// Reads a download stream to its end. `first_byte` is shared by the test's download streams: their clock
@@ -411,10 +427,12 @@ fn receive(
     (interval_ns, resolution_ns): (u64, u64),
     discard: bool,
     observer: Option<&dyn Observer>,
-) -> Result<StreamRecord, NetError> {
+) -> StreamOutcome {
     let mut meter = StreamMeter::new(index, Flow::Download, End::Receiver, interval_ns, resolution_ns);
     let mut drain = Drain::new(discard);
-    socket.set_read_timeout(Some(STALL_TIMEOUT)).map_err(|e| NetError::io("configuring a stream", e))?;
+    if let Err(e) = socket.set_read_timeout(Some(STALL_TIMEOUT)) {
+        return (None, Some(NetError::io("configuring a stream", e)));
+    }
     let mut ticker = Ticker::new(observer, Instant::now());
     loop {
         match drain.receive(socket) {
@@ -424,14 +442,14 @@ fn receive(
                 let origin = *first_byte.get_or_init(|| now);
                 meter.record(n as u64, now.saturating_duration_since(origin).as_nanos() as u64);
                 if ticker.tick(now) {
-                    return Err(NetError::Interrupted);
+                    return (Some(meter.finish(None)), Some(NetError::Interrupted));
                 }
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(stream_error("receiving", e)),
+            Err(e) => return (Some(meter.finish(None)), Some(stream_error("receiving", e))),
         }
     }
-    Ok(meter.finish(None))
+    (Some(meter.finish(None)), None)
 }
 
 fn stream_error(what: &str, e: std::io::Error) -> NetError {
