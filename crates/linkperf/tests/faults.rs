@@ -210,3 +210,18 @@ fn a_test_running_past_the_responders_limit_is_cut_with_a_reason() {
     // The limit (1 s) plus the responder's grace (2 s) plus its once-a-second check, with slack.
     assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
 }
+
+#[test]
+fn a_udp_rate_above_the_responders_limit_is_refused() {
+    let server = Server::start(&["--max-rate", "10M"]);
+    let port = server.port_arg();
+    linkperf()
+        .args(["throughput", "127.0.0.1", "-p", &port, "--proto", "udp", "--rate", "100M", "--duration", "1s"])
+        .assert()
+        .code(1)
+        .stderr(contains("100.0 Mbit/s of UDP exceeds this responder's limit of 10.0 Mbit/s"));
+    linkperf()
+        .args(["throughput", "127.0.0.1", "-p", &port, "--proto", "udp", "--rate", "5M", "--duration", "1s"])
+        .assert()
+        .success();
+}

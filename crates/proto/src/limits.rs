@@ -15,11 +15,19 @@ pub struct Limits {
     pub max_message_bytes: u64,
     /// Most data connections (or UDP sockets) opened over one test.
     pub max_streams_per_test: u32,
+    /// Highest UDP rate of one test, all streams together, in bits per second (`None`: no limit).
+    pub max_udp_rate_bps: Option<f64>,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_sessions: 64, max_duration_s: 3600.0, max_message_bytes: 16 << 20, max_streams_per_test: 1024 }
+        Self {
+            max_sessions: 64,
+            max_duration_s: 3600.0,
+            max_message_bytes: 16 << 20,
+            max_streams_per_test: 1024,
+            max_udp_rate_bps: None,
+        }
     }
 }
 
@@ -64,9 +72,30 @@ impl Limits {
             {
                 Err("durations, intervals and rates must be finite and above zero".into())
             }
+            TestRequest::Throughput { proto: Proto::Udp, rate_bps, connections, .. }
+                if self.udp_rate_refused(*rate_bps, *connections) =>
+            {
+                let limit = self.max_udp_rate_bps.unwrap_or(0.0) / 1e6;
+                Err(match rate_bps {
+                    Some(rate) => format!(
+                        "{:.1} Mbit/s of UDP exceeds this responder's limit of {limit:.1} Mbit/s (serve --max-rate)",
+                        rate * f64::from(*connections) / 1e6
+                    ),
+                    None => format!("this responder serves UDP at most at {limit:.1} Mbit/s: pass --rate"),
+                })
+            }
             TestRequest::Throughput { proto, connections, write_bytes, .. } => {
                 self.check_latency(*proto, *write_bytes, *connections)
             }
+        }
+    }
+
+    /// Whether a UDP test at `rate_bps` per stream on `connections` streams exceeds the rate limit.
+    fn udp_rate_refused(&self, rate_bps: Option<f64>, connections: u32) -> bool {
+        match (self.max_udp_rate_bps, rate_bps) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some(limit), Some(rate)) => rate * f64::from(connections) > limit,
         }
     }
 
@@ -152,6 +181,28 @@ mod tests {
         {
             assert!(Limits::default().check(&request(duration, rate)).is_err(), "{duration} {rate:?}");
         }
+    }
+
+    #[test]
+    fn udp_rates_above_the_limit_are_refused() {
+        let limits = Limits { max_udp_rate_bps: Some(100e6), ..Limits::default() };
+        let request = |rate_bps: Option<f64>, connections| TestRequest::Throughput {
+            proto: Proto::Udp,
+            connections,
+            write_bytes: 1472,
+            duration_s: 1.0,
+            interval_s: 1.0,
+            buffer_bytes: None,
+            congestion: None,
+            discard: false,
+            rate_bps,
+            gso: true,
+            batch: 1,
+            alternating: false,
+        };
+        assert_eq!(limits.check(&request(Some(50e6), 2)), Ok(()));
+        assert!(limits.check(&request(Some(60e6), 2)).unwrap_err().contains("120.0 Mbit/s of UDP exceeds"));
+        assert!(limits.check(&request(None, 1)).unwrap_err().contains("pass --rate"));
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub struct ServeArgs {
     /// Largest message served.
     #[arg(long, default_value = "16M", value_parser = value::size)]
     pub max_size: u64,
+    /// Highest UDP throughput rate served per test, all streams together (e.g. 100M); unpaced UDP tests are
+    /// then refused.
+    #[arg(long, value_parser = value::bit_rate)]
+    pub max_rate: Option<f64>,
     /// Do not log sessions.
     #[arg(short, long)]
     pub quiet: bool,

@@ -16,6 +16,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         max_sessions: args.max_sessions,
         max_duration_s: args.max_duration.as_secs_f64(),
         max_message_bytes: args.max_size,
+        max_udp_rate_bps: args.max_rate,
         ..Limits::default()
     };
     let config = ResponderConfig {
