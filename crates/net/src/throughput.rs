@@ -400,6 +400,14 @@ fn send(
             Ok(n) => {
                 let done = Instant::now();
                 meter.record(n as u64, done.duration_since(epoch).as_nanos() as u64);
+                if done.duration_since(now) >= STALL_TIMEOUT {
+                    // The write only returned because its timeout expired, part done: the path is stuck.
+                    let stalled = NetError::Timeout {
+                        what: "sending stream data".into(),
+                        timeout_s: STALL_TIMEOUT.as_secs_f64(),
+                    };
+                    return (Some(meter.finish(crate::tcp_info::tcp_stats(socket))), Some(stalled));
+                }
                 interrupted = ticker.tick(done);
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
