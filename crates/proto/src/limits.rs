@@ -159,12 +159,11 @@ mod tests {
         assert!(Limits::default().check(&latency(Proto::Udp, 65_528, 1, None)).is_err());
     }
 
-    #[test]
-    fn impossible_throughput_numbers_are_refused() {
-        let request = |duration_s: f64, rate_bps: Option<f64>| TestRequest::Throughput {
-            proto: Proto::Tcp,
-            connections: 1,
-            write_bytes: 1000,
+    fn throughput(proto: Proto, duration_s: f64, rate_bps: Option<f64>, connections: u32) -> TestRequest {
+        TestRequest::Throughput {
+            proto,
+            connections,
+            write_bytes: 1472,
             duration_s,
             interval_s: 1.0,
             buffer_bytes: None,
@@ -174,7 +173,12 @@ mod tests {
             gso: true,
             batch: 1,
             alternating: false,
-        };
+        }
+    }
+
+    #[test]
+    fn impossible_throughput_numbers_are_refused() {
+        let request = |duration_s, rate_bps| throughput(Proto::Tcp, duration_s, rate_bps, 1);
         assert_eq!(Limits::default().check(&request(10.0, Some(1e6))), Ok(()));
         for (duration, rate) in
             [(f64::NAN, None), (0.0, None), (-1.0, None), (10.0, Some(f64::INFINITY)), (10.0, Some(0.0))]
@@ -186,20 +190,7 @@ mod tests {
     #[test]
     fn udp_rates_above_the_limit_are_refused() {
         let limits = Limits { max_udp_rate_bps: Some(100e6), ..Limits::default() };
-        let request = |rate_bps: Option<f64>, connections| TestRequest::Throughput {
-            proto: Proto::Udp,
-            connections,
-            write_bytes: 1472,
-            duration_s: 1.0,
-            interval_s: 1.0,
-            buffer_bytes: None,
-            congestion: None,
-            discard: false,
-            rate_bps,
-            gso: true,
-            batch: 1,
-            alternating: false,
-        };
+        let request = |rate_bps, connections| throughput(Proto::Udp, 1.0, rate_bps, connections);
         assert_eq!(limits.check(&request(Some(50e6), 2)), Ok(()));
         assert!(limits.check(&request(Some(60e6), 2)).unwrap_err().contains("120.0 Mbit/s of UDP exceeds"));
         assert!(limits.check(&request(None, 1)).unwrap_err().contains("pass --rate"));

@@ -90,19 +90,10 @@ impl TryFrom<&LatencyArgs> for LatencySpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
     use linkperf_core::StopCondition;
 
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        args: LatencyArgs,
-    }
-
     fn spec(argv: &[&str]) -> Result<LatencySpec, String> {
-        let parsed = Wrapper::try_parse_from(std::iter::once("latency").chain(argv.iter().copied()))
-            .map_err(|e| e.to_string())?;
-        LatencySpec::try_from(&parsed.args).map_err(|e| e.0)
+        LatencySpec::try_from(&crate::args::parse::<LatencyArgs>(argv)?).map_err(|e| e.0)
     }
 
     #[test]

@@ -8,3 +8,18 @@ pub mod serve;
 pub mod target;
 pub mod throughput;
 pub mod value;
+
+/// Parses `argv` (without the program name) as one subcommand's arguments, for unit tests.
+#[cfg(test)]
+pub fn parse<A: clap::Args>(argv: &[&str]) -> Result<A, String> {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper<A: clap::Args> {
+        #[command(flatten)]
+        args: A,
+    }
+    Wrapper::<A>::try_parse_from(std::iter::once("linkperf").chain(argv.iter().copied()))
+        .map(|w| w.args)
+        .map_err(|e| e.to_string())
+}

@@ -194,18 +194,9 @@ fn check_sizes(proto: Proto, sizes: &[u64]) -> Result<(), UsageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        args: ThroughputArgs,
-    }
 
     fn spec(argv: &[&str]) -> Result<ThroughputSpec, String> {
-        let parsed = Wrapper::try_parse_from(std::iter::once("throughput").chain(argv.iter().copied()))
-            .map_err(|e| e.to_string())?;
-        ThroughputSpec::try_from(&parsed.args).map_err(|e| e.0)
+        ThroughputSpec::try_from(&crate::args::parse::<ThroughputArgs>(argv)?).map_err(|e| e.0)
     }
 
     #[test]
