@@ -23,7 +23,7 @@ const EXAMPLES: &str = "Examples:
   linkperf throughput 198.18.0.2 --direction down    the responder sends
   linkperf throughput 198.18.0.2 --direction bidir --streams 4
   linkperf throughput 198.18.0.2 --sequential        upload, then download
-  linkperf throughput 198.18.0.2 --direction alternate --interval 500ms   half duplex, turns of 0.5 s
+  linkperf throughput HOST --direction alternate -i 500ms   half duplex, 0.5 s turns
   linkperf throughput HOST --size 64,256,1k,4k,16k,64k --duration 5s   one row per write size
   linkperf throughput --proto unix --omit 1          IPC, first interval left out";
 
