@@ -75,6 +75,17 @@ impl Observer for Progress {
         self.reveal();
     }
 
+    /// Intervals measured at the far end are printed above the bar as they arrive (on a terminal only, so
+    /// that they never mix with results on stdout).
+    fn interval(&self, what: &str, start_s: f64, end_s: f64, bps: f64) {
+        if self.enabled {
+            if self.bar.is_hidden() {
+                self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
+            self.bar.println(format!("  {start_s:>7.2} - {end_s:>7.2} s {:>12.2} Mbit/s  ({what})", bps / 1e6));
+        }
+    }
+
     fn cancelled(&self) -> bool {
         INTERRUPTED.load(Ordering::Relaxed)
     }

@@ -4,9 +4,7 @@ use std::time::Duration;
 
 use linkperf_core::HostFacts;
 use linkperf_proto::auth::{self, Side};
-use linkperf_proto::{
-    read_frame, read_frame_up_to, write_frame, Message, Preamble, Role, TestRequest, MAX_CLIENT_FRAME_BYTES,
-};
+use linkperf_proto::{write_frame, FrameReader, Message, Preamble, Role, TestRequest, MAX_CLIENT_FRAME_BYTES};
 use socket2::Socket;
 
 use crate::host::local_host_facts;
@@ -26,6 +24,10 @@ pub struct Report {
 /// An open, greeted (and if required, authenticated) control session.
 pub struct ControlClient {
     socket: Socket,
+    /// Keeps a partly received frame across read timeouts.
+    frames: FrameReader,
+    /// A message read ahead (by an interval watch) and not yet consumed.
+    held: Option<Message>,
     target: Target,
     responder: HostFacts,
     responder_software: String,
@@ -39,6 +41,8 @@ impl ControlClient {
         socket.set_read_timeout(Some(CONTROL_TIMEOUT)).map_err(|e| NetError::io("setting a read timeout", e))?;
         let mut client = Self {
             socket,
+            frames: FrameReader::new(),
+            held: None,
             target: target.clone(),
             responder: HostFacts::default(),
             responder_software: String::new(),
@@ -114,10 +118,25 @@ impl ControlClient {
     /// After a data connection failed: the responder's explanation, if it sent one within a moment.
     pub fn pending_error(&mut self) -> Option<NetError> {
         self.socket.set_read_timeout(Some(Duration::from_millis(300))).ok()?;
-        match read_frame(&mut &self.socket) {
-            Ok(Message::Error { code, message }) => Some(NetError::Refused { code, message }),
+        match self.receive() {
+            Err(error @ NetError::Refused { .. }) => Some(error),
             _ => None,
         }
+    }
+
+    /// Starts reading the responder's interval reports on another thread while a throughput test runs;
+    /// `watch.finish()` must be given back with [`ControlClient::resume`] before the next reply is read.
+    pub fn watch_intervals(&mut self) -> Result<IntervalWatch, NetError> {
+        let socket = self.socket.try_clone().map_err(|e| NetError::io("reading interval reports", e))?;
+        socket.set_read_timeout(Some(WATCH_TICK)).map_err(|e| NetError::io("reading interval reports", e))?;
+        Ok(IntervalWatch { socket, frames: std::mem::take(&mut self.frames), held: self.held.take() })
+    }
+
+    /// Takes back the reading state of a finished watch.
+    pub fn resume(&mut self, watch: IntervalWatch) {
+        self.frames = watch.frames;
+        self.held = watch.held;
+        let _ = self.socket.set_read_timeout(Some(CONTROL_TIMEOUT));
     }
 
     fn greet(&mut self, key: Option<&[u8]>) -> Result<(), NetError> {
@@ -160,20 +179,60 @@ impl ControlClient {
         write_frame(&mut &self.socket, message).map_err(NetError::from)
     }
 
+    /// The next reply, skipping interval reports (which only a watch displays).
     fn receive(&mut self) -> Result<Message, NetError> {
-        match read_frame_up_to(&mut &self.socket, MAX_CLIENT_FRAME_BYTES) {
-            Ok(Message::Error { code, message }) => match code {
-                linkperf_proto::ErrorCode::AuthFailed => {
-                    Err(NetError::Auth(format!("authentication failed: {message}")))
+        loop {
+            let next = match self.held.take() {
+                Some(message) => Ok(Some(message)),
+                None => self.frames.next(&mut &self.socket, MAX_CLIENT_FRAME_BYTES),
+            };
+            match next {
+                Ok(Some(Message::Interval { .. })) => continue,
+                Ok(Some(message)) => return reply(message),
+                Ok(None) => {
+                    let timeout_s = self.socket.read_timeout().ok().flatten().unwrap_or(CONTROL_TIMEOUT).as_secs_f64();
+                    return Err(NetError::Timeout { what: "control reply".into(), timeout_s });
                 }
-                _ => Err(NetError::Refused { code, message }),
-            },
-            Ok(message) => Ok(message),
-            Err(e) if e.is_timeout() => {
-                Err(NetError::Timeout { what: "control reply".into(), timeout_s: CONTROL_TIMEOUT.as_secs_f64() })
+                Err(e) => return Err(e.into()),
             }
-            Err(e) => Err(e.into()),
         }
+    }
+}
+
+/// Turns an error message from the responder into an error.
+fn reply(message: Message) -> Result<Message, NetError> {
+    match message {
+        Message::Error { code, message } => match code {
+            linkperf_proto::ErrorCode::AuthFailed => Err(NetError::Auth(format!("authentication failed: {message}"))),
+            _ => Err(NetError::Refused { code, message }),
+        },
+        message => Ok(message),
+    }
+}
+
+/// How often an interval watch checks whether to stop.
+const WATCH_TICK: Duration = Duration::from_millis(100);
+
+/// The responder's interval reports being read on another thread during a throughput test.
+pub struct IntervalWatch {
+    socket: Socket,
+    frames: FrameReader,
+    held: Option<Message>,
+}
+
+impl IntervalWatch {
+    /// Reads until `stop` is set, handing each interval (start s, end s, bytes) to `report`. Any other
+    /// message is kept for the control client.
+    pub fn run(mut self, stop: &std::sync::atomic::AtomicBool, report: &dyn Fn(f64, f64, u64)) -> Self {
+        while self.held.is_none() && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            match self.frames.next(&mut &self.socket, MAX_CLIENT_FRAME_BYTES) {
+                Ok(Some(Message::Interval { start_s, end_s, bytes, .. })) => report(start_s, end_s, bytes),
+                Ok(Some(other)) => self.held = Some(other),
+                Ok(None) => {}
+                Err(_) => break,
+            }
+        }
+        self
     }
 }
 

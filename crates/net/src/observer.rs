@@ -8,6 +8,9 @@ pub trait Observer: Sync {
     fn phase(&self, _label: &str, _total: u64, _unit: ProgressUnit) {}
     /// `done` more units of the current phase are complete.
     fn advance(&self, _done: u64) {}
+    /// A measured interval arrived while the test runs (`what` names it, e.g. `upload at the responder`),
+    /// with its goodput in bits per second.
+    fn interval(&self, _what: &str, _start_s: f64, _end_s: f64, _bps: f64) {}
     /// Whether the user asked to stop. Checked a few times per second; a driver that sees `true` ends its
     /// series as incomplete and returns what it measured.
     fn cancelled(&self) -> bool {

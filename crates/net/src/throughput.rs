@@ -20,7 +20,7 @@ use linkperf_proto::{Preamble, Role, StreamHeader, TestRequest};
 use socket2::Socket;
 use std::net::UdpSocket;
 
-use crate::control::Report;
+use crate::control::{IntervalWatch, Report};
 use crate::cpu::CpuClock;
 use crate::observer::{Observer, ProgressUnit};
 use crate::{ControlClient, NetError, Target};
@@ -131,10 +131,19 @@ fn measure(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| (Vec::new(), e))?;
     let token_and_sockets = (token, sockets.as_slice());
-    let watch = crate::counters::CounterWatch::start(control.local_address());
+    let counter_watch = crate::counters::CounterWatch::start(control.local_address());
+    // The responder reports what its receiving (upload) streams read in each interval as it goes.
+    let interval_watch = match phase.flows().contains(&Flow::Upload) {
+        true => Some(control.watch_intervals().map_err(|e| (Vec::new(), e))?),
+        false => None,
+    };
     let turns = (phase == Direction::Alternating).then_some(&mut *control);
-    let (local, error) = run_streams(token_and_sockets, &headers, (spec, size), turns, observer);
-    let client_counters = watch.delta();
+    let (local, error, interval_watch) =
+        run_streams(token_and_sockets, &headers, (spec, size), (turns, interval_watch), observer);
+    if let Some(interval_watch) = interval_watch {
+        control.resume(interval_watch);
+    }
+    let client_counters = counter_watch.delta();
     let wait = if error.is_some() { REPORT_AFTER_FAILURE } else { crate::control::CONTROL_TIMEOUT };
     let mut error = error;
     let remote = control.report_within(token, wait).unwrap_or_else(|e| {
@@ -145,7 +154,7 @@ fn measure(
     let _ = control.done(token);
     let counters = TestCounters { client: client_counters, responder: remote.counters };
     let mut series = combine(spec, phase, size, (&local, &remote.streams), &counters, error.is_none());
-    if let Some(framing) = framing(spec, target, watch.interface()) {
+    if let Some(framing) = framing(spec, target, counter_watch.interface()) {
         let mss = series.iter().find_map(|s| s.tcp.as_ref()).map(|t| t.mss_bytes);
         for sum in series.iter_mut().filter(|s| s.stream.is_none()) {
             sum.link = link_efficiency(spec, &framing, sum, mss);
@@ -243,9 +252,9 @@ fn run_streams(
     (token, sockets): (u32, &[StreamSocket]),
     headers: &[StreamHeader],
     (spec, size): (&ThroughputSpec, u64),
-    turns: Option<&mut ControlClient>,
+    (turns, watch): (Option<&mut ControlClient>, Option<IntervalWatch>),
     observer: &dyn Observer,
-) -> (Vec<StreamRecord>, Option<NetError>) {
+) -> (Vec<StreamRecord>, Option<NetError>, Option<IntervalWatch>) {
     let epoch = Instant::now();
     let interval_ns = (spec.interval_s * 1e9) as u64;
     let duration = Duration::from_secs_f64(spec.duration_s);
@@ -255,7 +264,18 @@ fn run_streams(
     let first_byte = &first_byte;
     let upload_turn = AtomicBool::new(true);
     let upload_turn = &upload_turn;
-    let results: Vec<StreamOutcome> = std::thread::scope(|scope| {
+    let streams_done = AtomicBool::new(false);
+    let streams_done = &streams_done;
+    let (results, watch): (Vec<StreamOutcome>, Option<IntervalWatch>) = std::thread::scope(|scope| {
+        let watcher = watch.map(|watch| {
+            scope.spawn(move || {
+                let show = |start_s: f64, end_s: f64, bytes: u64| {
+                    let bps = bytes as f64 * 8.0 / (end_s - start_s).max(1e-9);
+                    observer.interval("upload, read by the responder", start_s, end_s, bps);
+                };
+                watch.run(streams_done, &show)
+            })
+        });
         if let Some(control) = turns {
             scope.spawn(move || {
                 give_turns(control, token, upload_turn, epoch, (Duration::from_nanos(interval_ns), duration))
@@ -279,8 +299,14 @@ fn run_streams(
                         (StreamSocket::Datagram(s), flow) => {
                             let coalescing =
                                 crate::udp_stream::Coalescing { gso: spec.gso, batch: spec.batch.max(1) as usize };
-                            let stream =
-                                crate::udp_stream::UdpStream { socket: s, token, header: *header, bins, coalescing };
+                            let stream = crate::udp_stream::UdpStream {
+                                socket: s,
+                                token,
+                                header: *header,
+                                bins,
+                                coalescing,
+                                moved: None,
+                            };
                             let mut ticker = Ticker::new(reporter, epoch);
                             let mut cancelled = || ticker.tick(Instant::now());
                             let result = match flow {
@@ -303,13 +329,15 @@ fn run_streams(
                 })
             })
             .collect();
-        handles
+        let results = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| (None, Some(NetError::Invalid("a stream thread failed unexpectedly".into()))))
             })
-            .collect()
+            .collect();
+        streams_done.store(true, Ordering::Relaxed);
+        (results, watcher.and_then(|w| w.join().ok()))
     });
     let mut records = Vec::new();
     let mut error = None;
@@ -317,7 +345,7 @@ fn run_streams(
         records.extend(record);
         error = error.or(failure);
     }
-    (records, error)
+    (records, error, watch)
 }
 
 /// What one stream end measured, and what stopped it early if anything did.

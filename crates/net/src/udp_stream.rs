@@ -57,6 +57,8 @@ pub struct UdpStream<'a> {
     pub bins: (u64, u64),
     /// Batching and offloads.
     pub coalescing: Coalescing,
+    /// Where a receiver adds the payload bytes it reads, for live interval reports.
+    pub moved: Option<&'a std::sync::atomic::AtomicU64>,
 }
 
 /// How long a paced batch may span: longer batches would be bursts at the scale of the schedule.
@@ -232,6 +234,9 @@ impl UdpStream<'_> {
         }
         if data_bytes > 0 {
             meter.record(data_bytes, at_ns);
+            if let Some(moved) = self.moved {
+                moved.fetch_add(data_bytes, std::sync::atomic::Ordering::Relaxed);
+            }
         }
         arrival
     }

@@ -59,6 +59,55 @@ pub fn read_frame_up_to<R: Read>(reader: &mut R, max: u32) -> Result<Message, Pr
     decode_body(&body)
 }
 
+/// Reads frames from a source whose reads may time out, keeping a partial frame across timeouts so that a
+/// timeout never loses its place in the stream.
+#[derive(Debug, Default)]
+pub struct FrameReader {
+    pending: Vec<u8>,
+}
+
+impl FrameReader {
+    /// A reader with nothing pending.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The next whole message: `Ok(None)` if a read timed out before one was complete (call again), an
+    /// error for a closed, oversized or malformed stream. Frames may be up to `max` bytes.
+    pub fn next<R: Read>(&mut self, reader: &mut R, max: u32) -> Result<Option<Message>, ProtoError> {
+        loop {
+            if let Some(message) = self.take(max)? {
+                return Ok(Some(message));
+            }
+            let mut chunk = [0u8; 16 * 1024];
+            match reader.read(&mut chunk) {
+                Ok(0) if self.pending.is_empty() => return Err(ProtoError::Closed),
+                Ok(0) => return Err(ProtoError::Truncated),
+                Ok(n) => self.pending.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// A whole frame from what is pending, if there is one.
+    fn take(&mut self, max: u32) -> Result<Option<Message>, ProtoError> {
+        let Some(header) = self.pending.get(..4) else { return Ok(None) };
+        let length = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
+        if length > max {
+            return Err(ProtoError::Oversized(length));
+        }
+        let end = 4 + length as usize;
+        if self.pending.len() < end {
+            return Ok(None);
+        }
+        let message = decode_body(&self.pending[4..end]);
+        self.pending.drain(..end);
+        message.map(Some)
+    }
+}
+
 /// Fills `buf`, returning `at_start` if input ends before the first byte and `Truncated` if it ends later.
 pub(crate) fn read_exact_or<R: Read>(reader: &mut R, buf: &mut [u8], at_start: ProtoError) -> Result<(), ProtoError> {
     let mut filled = 0;
@@ -107,6 +156,52 @@ mod tests {
         assert!(matches!(read_frame(&mut &frame[..2]), Err(ProtoError::Truncated)));
         assert!(matches!(read_frame(&mut &frame[..frame.len() - 1]), Err(ProtoError::Truncated)));
         assert!(matches!(read_frame(&mut &b""[..]), Err(ProtoError::Closed)));
+    }
+
+    /// A source that returns its bytes in small pieces, with a timeout between each.
+    struct Trickle {
+        pieces: Vec<Vec<u8>>,
+        timeout_next: bool,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.timeout_next = !self.timeout_next;
+            if self.timeout_next {
+                return Err(ErrorKind::WouldBlock.into());
+            }
+            match self.pieces.first_mut() {
+                None => Ok(0),
+                Some(piece) => {
+                    let n = piece.len().min(buf.len());
+                    buf[..n].copy_from_slice(&piece[..n]);
+                    piece.drain(..n);
+                    if piece.is_empty() {
+                        self.pieces.remove(0);
+                    }
+                    Ok(n)
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_frame_reader_keeps_its_place_across_timeouts() {
+        let mut bytes = encode_frame(&Message::TestDone { token: 1 });
+        bytes.extend(encode_frame(&Message::TestDone { token: 2 }));
+        let pieces = bytes.chunks(3).map(<[u8]>::to_vec).collect();
+        let mut source = Trickle { pieces, timeout_next: false };
+        let mut reader = FrameReader::new();
+        let mut got = Vec::new();
+        for _ in 0..1000 {
+            match reader.next(&mut source, MAX_FRAME_BYTES) {
+                Ok(Some(message)) => got.push(message),
+                Ok(None) => {}
+                Err(ProtoError::Closed) => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(got, vec![Message::TestDone { token: 1 }, Message::TestDone { token: 2 }]);
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub mod preamble;
 pub mod probe;
 
 pub use error::ProtoError;
-pub use frame::{read_frame, read_frame_up_to, write_frame, MAX_CLIENT_FRAME_BYTES, MAX_FRAME_BYTES};
+pub use frame::{read_frame, read_frame_up_to, write_frame, FrameReader, MAX_CLIENT_FRAME_BYTES, MAX_FRAME_BYTES};
 pub use limits::Limits;
 pub use message::{ErrorCode, Message, TestRequest, CAPABILITIES};
 pub use preamble::{Preamble, Role, StreamHeader, MESSAGE_SIZE_BYTES, PREAMBLE_BYTES};

@@ -75,6 +75,18 @@ pub enum Message {
         #[serde(default)]
         counters: Option<linkperf_core::counters::HostCounters>,
     },
+    /// Throughput: what the responder's receiving streams of a test read in one interval, all streams
+    /// together, sent as each interval ends (responder to client).
+    Interval {
+        /// The test's token.
+        token: u32,
+        /// Start of the interval, in seconds since the responder's first byte of the test.
+        start_s: f64,
+        /// End of the interval.
+        end_s: f64,
+        /// Payload bytes read in it.
+        bytes: u64,
+    },
     /// Alternating throughput: from now on only `flow` may send (the responder's download streams pause
     /// while it is `upload`).
     Turn {

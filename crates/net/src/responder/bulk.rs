@@ -22,7 +22,7 @@ use super::Shared;
 use crate::cpu::CpuClock;
 use crate::throughput::Drain;
 use crate::udp_stream::{self, Coalescing, UdpStream};
-use linkperf_proto::TestRequest;
+use linkperf_proto::{Message, TestRequest};
 
 /// How often a blocked stream checks that its test still runs.
 const TICK: Duration = Duration::from_millis(250);
@@ -62,6 +62,10 @@ pub(crate) struct BulkState {
     pub counters: crate::counters::CounterWatch,
     /// Whether download streams may send now (always, unless the directions alternate).
     pub download_turn: std::sync::atomic::AtomicBool,
+    /// Payload bytes read so far by the test's receiving streams, for the per-interval reports.
+    pub received: std::sync::atomic::AtomicU64,
+    /// Set when the test is released.
+    pub finished: std::sync::atomic::AtomicBool,
 }
 
 impl BulkState {
@@ -99,6 +103,8 @@ impl BulkState {
             stop: std::sync::atomic::AtomicBool::new(false),
             counters: crate::counters::CounterWatch::start(local),
             download_turn: std::sync::atomic::AtomicBool::new(!alternating),
+            received: std::sync::atomic::AtomicU64::new(0),
+            finished: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -137,7 +143,10 @@ fn sink(socket: &Socket, index: u16, state: &BulkState, live: impl Fn() -> bool)
     loop {
         match drain.receive(socket) {
             Ok(0) => break,
-            Ok(n) => meter.record(n as u64, state.since_epoch(Instant::now())),
+            Ok(n) => {
+                meter.record(n as u64, state.since_epoch(Instant::now()));
+                state.received.fetch_add(n as u64, Ordering::Relaxed);
+            }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) if is_timeout(&e) && live() => {}
             Err(_) => break,
@@ -196,7 +205,14 @@ pub(crate) fn register_udp(
         udp_stream::acknowledge(&socket, token);
         let live = || shared.registry.is_live(token, Proto::Udp, Instant::now());
         let bins = (state.interval_ns, state.resolution_ns());
-        let stream = UdpStream { socket: &socket, token, header, bins, coalescing: state.coalescing };
+        let stream = UdpStream {
+            socket: &socket,
+            token,
+            header,
+            bins,
+            coalescing: state.coalescing,
+            moved: Some(&state.received),
+        };
         let cpu = CpuClock::start();
         let record = match header.flow {
             Flow::Upload => stream.receive(&state.epoch, &mut || state.stop.load(Ordering::Relaxed) || !live()),
@@ -209,4 +225,44 @@ pub(crate) fn register_udp(
             state.store(StreamRecord { cpu: Some(cpu.stop()), ..record });
         }
     });
+}
+
+/// Sends the client, as each interval ends, what the test's receiving streams read in it, until the test
+/// ends or the client asks for the report. Intervals start at the test's first byte on this host. Writes
+/// share `writer` with the session, so that frames never interleave.
+pub(crate) fn report_intervals(token: u32, state: Arc<BulkState>, socket: Socket, writer: Arc<Mutex<()>>) {
+    let over = || state.finished.load(Ordering::Relaxed) || state.stop.load(Ordering::Relaxed);
+    let epoch = loop {
+        if over() {
+            return;
+        }
+        if let Some(epoch) = state.epoch.get() {
+            break *epoch;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let interval = Duration::from_nanos(state.interval_ns.max(1));
+    let (mut reported, mut k) = (0u64, 1u32);
+    loop {
+        let due = epoch + interval * k;
+        while Instant::now() < due {
+            if over() {
+                return;
+            }
+            std::thread::sleep((due - Instant::now()).min(Duration::from_millis(50)));
+        }
+        let total = state.received.load(Ordering::Relaxed);
+        let message = Message::Interval {
+            token,
+            start_s: (interval * (k - 1)).as_secs_f64(),
+            end_s: (interval * k).as_secs_f64(),
+            bytes: total - reported,
+        };
+        reported = total;
+        k += 1;
+        let _guard = writer.lock().unwrap_or_else(|p| p.into_inner());
+        if over() || linkperf_proto::write_frame(&mut &socket, &message).is_err() {
+            return;
+        }
+    }
 }

@@ -153,6 +153,9 @@ impl Registry {
             // Wakes the echo thread blocked on this connection, and tells the client the test is over.
             let _ = socket.shutdown(std::net::Shutdown::Both);
         }
+        if let Some(bulk) = slot.entry.bulk {
+            bulk.finished.store(true, Ordering::Relaxed);
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u32, Slot>> {

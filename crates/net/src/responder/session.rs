@@ -2,6 +2,7 @@
 //! the session ends. Logs one line when it ends.
 
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use linkperf_proto::auth::{self, Side};
@@ -34,7 +35,8 @@ pub(super) fn run(socket: Socket, peer: String, shared: &Shared) {
     let started = Instant::now();
     let active = shared.active_sessions.fetch_add(1, Ordering::SeqCst) + 1;
     let _release = Release { shared, id };
-    let mut session = Session { id, socket, shared, tests: 0, client: String::from("?") };
+    let mut session =
+        Session { id, socket, shared, tests: 0, client: String::from("?"), writer: Arc::new(Mutex::new(())) };
     let ending = if active > shared.config.limits.max_sessions {
         session.refuse(
             ErrorCode::OverLimit,
@@ -76,6 +78,8 @@ struct Session<'a> {
     shared: &'a Shared,
     tests: u32,
     client: String,
+    /// Held while writing a frame: interval reports are written from threads of their own.
+    writer: Arc<Mutex<()>>,
 }
 
 impl Session<'_> {
@@ -204,9 +208,16 @@ impl Session<'_> {
                 bulk: None,
             },
         };
+        let bulk = entry.bulk.clone();
         let token = self.shared.registry.register(entry);
         self.tests += 1;
-        self.send(&Message::TestAccepted { token })
+        self.send(&Message::TestAccepted { token })?;
+        if let (Some(state), Ok(socket)) = (bulk, self.socket.try_clone()) {
+            let writer = self.writer.clone();
+            let _ =
+                super::spawn_named("intervals", move || super::bulk::report_intervals(token, state, socket, writer));
+        }
+        Ok(())
     }
 
     /// Sends the records of a throughput test's streams, waiting briefly for streams still finishing.
@@ -248,6 +259,7 @@ impl Session<'_> {
     }
 
     fn send(&mut self, message: &Message) -> Result<(), Ending> {
+        let _guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         write_frame(&mut &self.socket, message).map_err(|e| format!("could not reply: {e}"))
     }
 
@@ -261,7 +273,7 @@ impl Session<'_> {
 
     /// Sends an error the client will print, and ends the session with it.
     fn refuse(&mut self, code: ErrorCode, message: &str) -> Ending {
-        let _ = write_frame(&mut &self.socket, &Message::Error { code, message: message.to_string() });
+        let _ = self.send(&Message::Error { code, message: message.to_string() });
         format!("refused: {message}")
     }
 }

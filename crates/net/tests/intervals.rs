@@ -1,0 +1,57 @@
+//! The responder's interval reports reach the client while a throughput test runs.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use std::sync::Mutex;
+
+use linkperf_core::{Direction, Proto, ThroughputSpec};
+use linkperf_net::observer::Observer;
+use linkperf_net::throughput::run_throughput;
+use linkperf_net::{Responder, ResponderConfig, Target};
+
+/// Keeps every interval reported.
+#[derive(Default)]
+struct Intervals(Mutex<Vec<(f64, f64, f64)>>);
+
+impl Observer for Intervals {
+    fn interval(&self, _what: &str, start_s: f64, end_s: f64, bps: f64) {
+        self.0.lock().unwrap().push((start_s, end_s, bps));
+    }
+}
+
+#[test]
+fn upload_intervals_arrive_during_the_run() {
+    let config = ResponderConfig { bind: "127.0.0.1:0".parse().unwrap(), ..ResponderConfig::default() };
+    let responder = Responder::bind(config).unwrap().spawn().unwrap();
+    let spec = ThroughputSpec {
+        proto: Proto::Tcp,
+        phases: vec![Direction::Upload],
+        streams: 1,
+        sizes_bytes: vec![128 * 1024],
+        duration_s: 1.0,
+        interval_s: 0.25,
+        omit_intervals: 0,
+        buffer_bytes: None,
+        congestion: None,
+        discard: false,
+        rate: None,
+        link: None,
+        gso: true,
+        batch: 32,
+    };
+    let observer = Intervals::default();
+    let run = run_throughput(&Target::Inet(responder.address()), None, &spec, &observer).unwrap();
+    assert!(run.error.is_none());
+    let intervals = observer.0.lock().unwrap().clone();
+    // Four intervals in 1 s; the last may still be under way when the report is asked for.
+    assert!(intervals.len() >= 3, "{intervals:?}");
+    for (i, (start, end, bps)) in intervals.iter().enumerate() {
+        assert!((start - i as f64 * 0.25).abs() < 1e-9 && (end - start - 0.25).abs() < 1e-9, "{intervals:?}");
+        assert!(*bps > 0.0, "{intervals:?}");
+    }
+    // They agree with the final report's intervals, which count the same reads.
+    let final_intervals = &run.series[0].intervals;
+    let first_live = intervals[0].2;
+    let first_final = final_intervals[0].goodput_bps;
+    assert!((first_live - first_final).abs() <= first_final * 0.05, "{first_live} vs {first_final}");
+}
