@@ -206,12 +206,18 @@ fn udp_throughput_at_a_modest_rate_loses_nothing_on_loopback() {
 
 #[test]
 fn alternating_directions_take_turns_every_interval() {
-    let output = linkperf()
-        .args(["throughput", "--direction", "alternate", "--duration", "2s", "--interval", "250ms", "--json"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let result = json(&output.stdout);
+    for extra in [&[][..], &["--proto", "udp", "--rate", "200M"][..]] {
+        let output = linkperf()
+            .args(["throughput", "--direction", "alternate", "--duration", "2s", "--interval", "250ms", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&output.stderr));
+        assert_takes_turns(&json(&output.stdout));
+    }
+}
+
+fn assert_takes_turns(result: &serde_json::Value) {
     let sums: Vec<&serde_json::Value> =
         result["throughput"].as_array().unwrap().iter().filter(|s| s["stream"].is_null()).collect();
     assert_eq!(sums.len(), 2, "an upload and a download sum");

@@ -306,6 +306,8 @@ fn run_streams(
                                 bins,
                                 coalescing,
                                 moved: None,
+                                turn: Some(upload_turn),
+                                quiet_end: crate::udp_stream::quiet_end(Duration::from_nanos(interval_ns)),
                             };
                             let mut ticker = Ticker::new(reporter, epoch);
                             let mut cancelled = || ticker.tick(Instant::now());

@@ -29,8 +29,15 @@ pub const SCHEDULE_SLACK: Duration = Duration::from_millis(1);
 const TICK: Duration = Duration::from_millis(50);
 /// How long a client keeps asking for a stream.
 const REGISTER_FOR: Duration = Duration::from_secs(3);
-/// How long a receiver waits after the last datagram, once data has flowed, before it stops by itself.
+/// How long a receiver waits after the last datagram, once data has flowed, before it stops by itself,
+/// unless the turns of an alternating test are longer.
 const QUIET_END: Duration = Duration::from_secs(1);
+
+/// The quiet time after which a receiver of a test with `interval` stops: a second, or more than two
+/// intervals (the other direction's turn) when they are long.
+pub fn quiet_end(interval: Duration) -> Duration {
+    QUIET_END.max(interval * 2 + Duration::from_millis(500))
+}
 /// How many END datagrams a sender sends (a lost END only delays the receiver's stop).
 const END_COPIES: usize = 3;
 /// Socket buffers asked for on UDP stream sockets: large, so a short stall of the reader loses nothing.
@@ -59,6 +66,11 @@ pub struct UdpStream<'a> {
     pub coalescing: Coalescing,
     /// Where a receiver adds the payload bytes it reads, for live interval reports.
     pub moved: Option<&'a std::sync::atomic::AtomicU64>,
+    /// A sender's turn, when the directions alternate: it sends only while this is set.
+    pub turn: Option<&'a std::sync::atomic::AtomicBool>,
+    /// How long a receiver waits after the last datagram, once data has flowed, before it stops by itself
+    /// (longer than the other direction's turns when the directions alternate).
+    pub quiet_end: Duration,
 }
 
 /// How long a paced batch may span: longer batches would be bursts at the scale of the schedule.
@@ -91,6 +103,12 @@ impl UdpStream<'_> {
             let mut now = Instant::now();
             if now.duration_since(start) >= duration {
                 break;
+            }
+            if self.turn.is_some_and(|t| !t.load(std::sync::atomic::Ordering::Relaxed)) {
+                // Not this direction's turn: wait, and start the schedule afresh when it comes (not a stall).
+                std::thread::sleep(crate::responder::TURN_POLL);
+                (anchor, scheduled) = (Instant::now(), 0);
+                continue;
             }
             if let Some(gap) = gap {
                 let due = anchor + gap.mul_f64(scheduled as f64);
@@ -193,7 +211,7 @@ impl UdpStream<'_> {
                     }
                 }
                 Err(Errno::EAGAIN | Errno::EINTR) => {
-                    if stop() || last_arrival.is_some_and(|t| t.elapsed() > QUIET_END) {
+                    if stop() || last_arrival.is_some_and(|t| t.elapsed() > self.quiet_end) {
                         break;
                     }
                 }

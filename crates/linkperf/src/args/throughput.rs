@@ -103,7 +103,7 @@ pub enum DirectionArg {
     Down,
     /// Both at once.
     Bidir,
-    /// Both, taking turns of one --interval each, upload first (half-duplex links). TCP and Unix.
+    /// Both, taking turns of one --interval each, upload first (half-duplex links).
     Alternate,
 }
 
@@ -136,9 +136,6 @@ impl TryFrom<&ThroughputArgs> for ThroughputSpec {
             (false, DirectionArg::Up) => vec![Direction::Upload],
             (false, DirectionArg::Down) => vec![Direction::Download],
             (false, DirectionArg::Bidir) => vec![Direction::Bidirectional],
-            (false, DirectionArg::Alternate) if proto == Proto::Udp => {
-                return Err(UsageError("--direction alternate is available over tcp and unix".into()))
-            }
             (false, DirectionArg::Alternate) => vec![Direction::Alternating],
         };
         Ok(ThroughputSpec {
@@ -212,7 +209,7 @@ mod tests {
         assert_eq!(spec(&["--sequential"]).unwrap().phases, vec![Direction::Upload, Direction::Download]);
         assert_eq!(spec(&["--direction", "bidir"]).unwrap().phases, vec![Direction::Bidirectional]);
         assert_eq!(spec(&["--direction", "alternate"]).unwrap().phases, vec![Direction::Alternating]);
-        assert!(spec(&["--direction", "alternate", "--proto", "udp"]).is_err());
+        assert_eq!(spec(&["--direction", "alternate", "--proto", "udp"]).unwrap().phases, vec![Direction::Alternating]);
     }
 
     #[test]

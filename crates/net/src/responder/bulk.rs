@@ -212,6 +212,8 @@ pub(crate) fn register_udp(
             bins,
             coalescing: state.coalescing,
             moved: Some(&state.received),
+            turn: Some(&state.download_turn),
+            quiet_end: udp_stream::quiet_end(Duration::from_nanos(state.interval_ns)),
         };
         let cpu = CpuClock::start();
         let record = match header.flow {
