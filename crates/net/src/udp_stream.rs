@@ -9,7 +9,7 @@
 //! more than [`SCHEDULE_SLACK`] behind (a stall), it re-anchors the schedule at the present instead of
 //! sending the missed datagrams in a burst, and counts the stall; the achieved rate then shows the shortfall.
 
-use std::io::{ErrorKind, IoSliceMut};
+use std::io::{ErrorKind, IoSlice, IoSliceMut};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -18,7 +18,10 @@ use linkperf_core::datagram_tracker::{DatagramTracker, UdpStats};
 use linkperf_core::throughput::{End, StreamMeter, StreamRecord};
 use linkperf_proto::{StreamHeader, StreamProbe, MESSAGE_SIZE_BYTES, STREAM_PROBE_BYTES};
 use nix::errno::Errno;
-use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
+use nix::sys::socket::{
+    recvmsg, sendmmsg, setsockopt, sockopt, ControlMessage, ControlMessageOwned, MsgFlags, MultiHeaders,
+    SockaddrStorage,
+};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::NetError;
@@ -94,7 +97,7 @@ impl UdpStream<'_> {
         let mut meter = StreamMeter::new(self.header.index, self.header.flow, End::Sender, self.bins.0, self.bins.1);
         let mut stats = UdpStats::default();
         let gap = rate_bps.filter(|r| *r > 0.0).map(|r| Duration::from_secs_f64(size as f64 * 8.0 / r));
-        let mut batch = self.batch_size(size, gap);
+        let (mut batch, mut batching) = self.batch_size(size, gap);
         let mut buffer: Vec<u8> = (0..size * batch).map(|i| (i % 251) as u8).collect();
         let start = Instant::now();
         let (mut anchor, mut scheduled, mut calls) = (start, 0u64, 0u64);
@@ -125,7 +128,11 @@ impl UdpStream<'_> {
             for (k, datagram) in buffer.chunks_mut(size).enumerate() {
                 StreamProbe { token: self.token, sequence: stats.datagrams + k as u64, sent_ns }.write_to(datagram);
             }
-            match self.socket.send(&buffer) {
+            let sent = match batching {
+                Batching::Messages => send_messages(self.socket, &buffer, size),
+                _ => self.socket.send(&buffer),
+            };
+            match sent {
                 Ok(n) => {
                     stats.datagrams += (n / size) as u64;
                     calls += 1;
@@ -135,7 +142,7 @@ impl UdpStream<'_> {
                 Err(e) if batch > 1 && e.raw_os_error() == Some(libc::EIO) => {
                     // The path cannot segment (no GSO on the device): fall back to one datagram per call.
                     let _ = setsockopt(self.socket, sockopt::UdpGsoSegment, &0);
-                    batch = 1;
+                    (batch, batching) = (1, Batching::Single);
                     buffer.truncate(size);
                 }
                 Err(e) => return Err(udp_error(e)),
@@ -154,17 +161,19 @@ impl UdpStream<'_> {
 
     /// Datagrams per send call: 1 without GSO (or if the socket refuses it), else as many as fit the GSO
     /// buffer and the batch limit, and, when paced, span at most [`BATCH_SPAN`] of the schedule.
-    fn batch_size(&self, size: usize, gap: Option<Duration>) -> usize {
+    fn batch_size(&self, size: usize, gap: Option<Duration>) -> (usize, Batching) {
         let mut batch = self.coalescing.batch.clamp(1, (GSO_BUFFER_BYTES / size).max(1));
         if let Some(gap) = gap {
             batch = batch.min((BATCH_SPAN.as_nanos() / gap.as_nanos().max(1)).max(1) as usize);
         }
-        if batch > 1
-            && !(self.coalescing.gso && setsockopt(self.socket, sockopt::UdpGsoSegment, &(size as i32)).is_ok())
-        {
-            batch = 1;
-        }
-        batch
+        let gso =
+            batch > 1 && self.coalescing.gso && setsockopt(self.socket, sockopt::UdpGsoSegment, &(size as i32)).is_ok();
+        let batching = match (batch, gso) {
+            (1, _) => Batching::Single,
+            (_, true) => Batching::Segmented,
+            (_, false) => Batching::Messages,
+        };
+        (batch, batching)
     }
 
     /// Receives datagrams until END, until `stop` says so, or until the sender has been quiet for a second
@@ -267,6 +276,28 @@ impl UdpStream<'_> {
             let _ = self.socket.send(&datagram);
         }
     }
+}
+
+/// How a sender hands datagrams to the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Batching {
+    /// One `send` per datagram.
+    Single,
+    /// One `send` of a buffer the kernel cuts into datagrams (UDP GSO).
+    Segmented,
+    /// One `sendmmsg` of several datagrams, each through the stack on its own.
+    Messages,
+}
+
+/// Sends the `size`-byte datagrams of `buffer` in one `sendmmsg` call; returns the bytes sent.
+fn send_messages(socket: &UdpSocket, buffer: &[u8], size: usize) -> std::io::Result<usize> {
+    let slices: Vec<[IoSlice; 1]> = buffer.chunks(size).map(|d| [IoSlice::new(d)]).collect();
+    let addresses: Vec<Option<SockaddrStorage>> = vec![None; slices.len()];
+    let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(slices.len(), None);
+    let control: [ControlMessage; 0] = [];
+    let results = sendmmsg(socket.as_raw_fd(), &mut headers, &slices, &addresses, control, MsgFlags::empty())
+        .map_err(std::io::Error::from)?;
+    Ok(results.map(|r| r.bytes).sum())
 }
 
 /// What one receive held.

@@ -79,11 +79,11 @@ pub struct ThroughputArgs {
     /// The link's IP MTU [default: the interface's, or 1500].
     #[arg(long)]
     pub mtu: Option<u64>,
-    /// UDP: send one datagram per call and receive them one by one, without segmentation offload (GSO) or
-    /// receive coalescing (GRO), to study the cost of per-datagram processing.
+    /// UDP: no segmentation offload (GSO) or receive coalescing (GRO): every datagram crosses the stack on
+    /// its own (batches go out with sendmmsg; add --batch 1 for one datagram per call).
     #[arg(long)]
     pub no_gso: bool,
-    /// UDP: most datagrams per send call with GSO (1 disables batching).
+    /// UDP: most datagrams per send call (1 disables batching).
     #[arg(long, default_value_t = linkperf_core::spec::DEFAULT_UDP_BATCH)]
     pub batch: u32,
     /// Receivers discard data in the kernel (TCP MSG_TRUNC) instead of copying it out: measures the path
