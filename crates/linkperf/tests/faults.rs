@@ -25,6 +25,15 @@ fn usage_errors_exit_2_with_a_reason() {
         (vec!["connect", "--proto", "udp"], "use --proto tcp or unix"),
         (vec!["latency", "--key-file", "/nonexistent/key"], "could not read key file"),
         (vec!["latency", "somehost", "--proto", "unix"], "not by host"),
+        (vec!["throughput", "--proto", "udp", "--rate", "lots"], "not a number"),
+        (vec!["throughput", "--proto", "udp", "--rate", "10Q"], "unknown unit"),
+        (vec!["throughput", "--size", "1x"], "unknown unit"),
+        (vec!["throughput", "--duration", "forever"], "not a number"),
+        (vec!["throughput", "--proto", "udp", "--size", "65508"], "at most 65507 bytes over IPv4"),
+        (vec!["throughput", "--proto", "udp", "--size", "8"], "16-byte header"),
+        (vec!["throughput", "--rate", "10M"], "paces UDP only"),
+        (vec!["throughput", "--link-rate", "10kpps"], "bits per second"),
+        (vec!["throughput", "--duration", "1s", "--omit", "1"], "leaves none"),
     ] {
         linkperf().args(&args).assert().code(2).stderr(contains(reason));
     }
