@@ -18,5 +18,5 @@ pub mod units;
 pub use histogram::RttHistogram;
 pub use host_facts::HostFacts;
 pub use run_result::{RunResult, RunStatus, Series, SCHEMA_VERSION};
-pub use spec::{ConnectSpec, Direction, LatencySpec, Proto, StopCondition, ThroughputSpec, WaitMode};
+pub use spec::{ConnectSpec, Direction, IdleSpec, LatencySpec, Proto, StopCondition, ThroughputSpec, WaitMode};
 pub use summary::LatencySummary;

@@ -24,6 +24,8 @@ pub enum Parameters {
     Connect(ConnectSpec),
     /// A bulk-transfer test.
     Throughput(ThroughputSpec),
+    /// An idle wake-up test.
+    Idle(crate::spec::IdleSpec),
 }
 
 impl Parameters {
@@ -33,6 +35,7 @@ impl Parameters {
             Parameters::Latency(_) => "latency",
             Parameters::Connect(_) => "connect",
             Parameters::Throughput(_) => "throughput",
+            Parameters::Idle(_) => "idle",
         }
     }
 
@@ -42,6 +45,7 @@ impl Parameters {
             Parameters::Latency(spec) => spec.proto,
             Parameters::Connect(spec) => spec.proto,
             Parameters::Throughput(spec) => spec.proto,
+            Parameters::Idle(spec) => spec.proto,
         }
     }
 }
@@ -93,6 +97,9 @@ pub struct Series {
     pub size_bytes: Option<u64>,
     /// Session number from 1, or `None` for the aggregate over all sessions (or the only session).
     pub session: Option<u32>,
+    /// The idle gap before each timed message, in seconds (idle tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap_s: Option<f64>,
     /// Round-trip (or connection) time statistics; `None` if nothing was measured.
     pub summary: Option<LatencySummary>,
     /// Completed transactions per second over the series' elapsed time (summed over sessions in an aggregate).
@@ -122,6 +129,7 @@ impl Series {
         Self {
             size_bytes,
             session,
+            gap_s: None,
             summary: LatencySummary::from_histogram(histogram),
             transactions_per_s,
             lost: counters.lost,

@@ -110,6 +110,23 @@ pub struct ConnectSpec {
     pub timeout_s: f64,
 }
 
+/// An idle wake-up test: the round trip of the first message after each idle gap.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdleSpec {
+    /// Transport.
+    pub proto: Proto,
+    /// Idle gaps before a message, in seconds, one series each.
+    pub gaps_s: Vec<f64>,
+    /// Messages per gap.
+    pub count: u64,
+    /// Message size in bytes (request and reply each).
+    pub size_bytes: u64,
+    /// Send a keep-alive round trip on a second connection this often during the gaps (`None`: silence).
+    pub keepalive_s: Option<f64>,
+    /// How long a reply may take (UDP: later counts as lost; streams: ends the run).
+    pub timeout_s: f64,
+}
+
 /// Which ways a throughput test moves data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

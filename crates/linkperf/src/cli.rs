@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 
 use crate::args::connect::ConnectArgs;
+use crate::args::idle::IdleArgs;
 use crate::args::latency::LatencyArgs;
 use crate::args::serve::ServeArgs;
 use crate::args::throughput::ThroughputArgs;
@@ -32,6 +33,9 @@ pub enum Command {
     /// Connection-establishment latency: connect, request, first byte of the response.
     #[command(long_about = crate::args::connect::LONG_ABOUT)]
     Connect(ConnectArgs),
+    /// Idle wake-up penalty: the round trip of the first message after each idle gap.
+    #[command(long_about = crate::args::idle::LONG_ABOUT)]
+    Idle(IdleArgs),
     /// Throughput: bulk transfer one way or both, over parallel streams, per write size.
     #[command(long_about = crate::args::throughput::LONG_ABOUT)]
     Throughput(ThroughputArgs),

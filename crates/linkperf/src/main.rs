@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         Command::Latency(args) => cmd::latency::run(args),
         Command::Connect(args) => cmd::connect::run(args),
         Command::Throughput(args) => cmd::throughput::run(args),
+        Command::Idle(args) => cmd::idle::run(args),
     };
     match result {
         Ok(code) => code,

@@ -235,3 +235,21 @@ fn assert_takes_turns(result: &serde_json::Value) {
         }
     }
 }
+
+#[test]
+fn idle_measures_one_series_per_gap_after_the_gap() {
+    for extra in [&[][..], &["--keepalive", "10ms", "--proto", "tcp"][..]] {
+        let output = linkperf().args(["idle", "--gaps", "0,50ms", "-n", "3", "--json"]).args(extra).output().unwrap();
+        assert!(output.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&output.stderr));
+        let result = json(&output.stdout);
+        assert_eq!(result["parameters"]["test"], "idle");
+        let series = result["series"].as_array().unwrap();
+        let gaps: Vec<f64> = series.iter().map(|s| s["gap_s"].as_f64().unwrap()).collect();
+        assert_eq!(gaps, vec![0.0, 0.05]);
+        for s in series {
+            assert_eq!(s["summary"]["count"].as_u64().unwrap() + s["lost"].as_u64().unwrap(), 3);
+        }
+        // Three messages, each after 50 ms of silence.
+        assert!(series[1]["elapsed_s"].as_f64().unwrap() >= 0.15, "{}", series[1]);
+    }
+}

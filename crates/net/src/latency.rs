@@ -88,7 +88,7 @@ pub fn run_latency(
     Ok(run)
 }
 
-fn check_spec(target: &Target, spec: &LatencySpec) -> Result<(), NetError> {
+pub(crate) fn check_spec(target: &Target, spec: &LatencySpec) -> Result<(), NetError> {
     match (spec.proto, target) {
         (Proto::Unix, Target::Inet(_)) => {
             return Err(NetError::Invalid("--proto unix needs a Unix socket path (--unix PATH), not a host".into()))
@@ -128,7 +128,7 @@ fn planned_duration(spec: &LatencySpec) -> Option<f64> {
     }
 }
 
-fn open_channels(
+pub(crate) fn open_channels(
     target: &Target,
     spec: &LatencySpec,
     token: u32,

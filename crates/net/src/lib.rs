@@ -12,6 +12,7 @@ pub mod counters;
 pub mod cpu;
 pub mod error;
 pub mod host;
+pub mod idle;
 pub mod latency;
 pub mod observer;
 pub mod responder;

@@ -15,7 +15,7 @@ impl Reporter for TableReporter {
     fn render(&self, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         write_header(run, out)?;
         let rate_label = match &run.parameters {
-            Parameters::Latency(_) => "trans/s",
+            Parameters::Latency(_) | Parameters::Idle(_) => "trans/s",
             Parameters::Connect(_) => "conn/s",
             Parameters::Throughput(spec) => {
                 crate::throughput_table::write_body(spec, run, out)?;
@@ -25,7 +25,7 @@ impl Reporter for TableReporter {
         writeln!(
             out,
             "{:>6} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>6}",
-            "size",
+            if matches!(run.parameters, Parameters::Idle(_)) { "gap" } else { "size" },
             "session",
             "count",
             "min",
@@ -84,6 +84,23 @@ fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
                 "goodput in Mbit/s of {payload}, 1 Mbit = 10^6 bit, read by the receiver; what the sender wrote beside it"
             )?;
         }
+        Parameters::Idle(spec) => {
+            let keepalive = match spec.keepalive_s {
+                Some(period) => format!("keep-alive every {period} s on a second connection"),
+                None => "no keep-alive".into(),
+            };
+            writeln!(
+                out,
+                "idle wake-up over {} to {target}: {} messages per gap, {keepalive}",
+                spec.proto.name(),
+                spec.count
+            )?;
+            writeln!(
+                out,
+                "round-trip times in µs of a {}-byte message sent after each idle GAP (first column)",
+                spec.size_bytes
+            )?;
+        }
         Parameters::Connect(spec) => {
             writeln!(out, "connect over {} to {target}", spec.proto.name())?;
             writeln!(
@@ -102,7 +119,11 @@ fn describe_host(host: &HostFacts) -> String {
 }
 
 fn write_row(series: &Series, out: &mut dyn Write) -> io::Result<()> {
-    let size = series.size_bytes.map(format_size).unwrap_or_else(|| "-".into());
+    let size = match (series.gap_s, series.size_bytes) {
+        (Some(gap), _) => format_gap(gap),
+        (None, Some(size)) => format_size(size),
+        (None, None) => "-".into(),
+    };
     let session = series.session.map(|s| s.to_string()).unwrap_or_else(|| "all".into());
     let mark = if series.complete { "" } else { " *" };
     match &series.summary {
@@ -140,6 +161,15 @@ fn write_footer(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// A gap as typed: `0`, `10ms`, `1.5s`.
+fn format_gap(seconds: f64) -> String {
+    match seconds {
+        0.0 => "0".into(),
+        s if s < 1.0 => format!("{}ms", (s * 1e6).round() / 1e3),
+        s => format!("{s}s"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +186,14 @@ mod tests {
         let mut out = Vec::new();
         TableReporter.render(&crate::fixture::throughput_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
+    }
+
+    #[test]
+    fn gaps_format_as_typed() {
+        assert_eq!(format_gap(0.0), "0");
+        assert_eq!(format_gap(0.001), "1ms");
+        assert_eq!(format_gap(0.5), "500ms");
+        assert_eq!(format_gap(2.0), "2s");
     }
 
     #[test]

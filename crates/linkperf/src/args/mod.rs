@@ -2,6 +2,7 @@
 //! subcommand's arguments convert into a validated spec from `linkperf-core` (parse, don't validate).
 
 pub mod connect;
+pub mod idle;
 pub mod latency;
 pub mod output;
 pub mod serve;

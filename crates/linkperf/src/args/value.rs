@@ -20,6 +20,15 @@ pub fn size(text: &str) -> Result<u64, String> {
     units::parse_size(text).map_err(|e| e.to_string())
 }
 
+/// A comma-separated list of durations, as one argument value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DurationList(pub Vec<Duration>);
+
+/// Parses `0,10ms,1s`.
+pub fn duration_list(text: &str) -> Result<DurationList, String> {
+    text.split(',').map(|part| duration(part.trim())).collect::<Result<_, _>>().map(DurationList)
+}
+
 /// Parses `500ms`, `10s`, `2m`.
 pub fn duration(text: &str) -> Result<Duration, String> {
     units::parse_duration(text).map_err(|e| e.to_string())

@@ -2,6 +2,7 @@
 
 pub mod connect;
 pub mod endpoint;
+pub mod idle;
 pub mod latency;
 pub mod serve;
 pub mod throughput;
