@@ -215,6 +215,29 @@ fn default_batch() -> u32 {
 /// fine-grained while taking most of the gain.
 pub const DEFAULT_UDP_BATCH: u32 = 32;
 
+impl Default for ThroughputSpec {
+    /// A 10 s TCP upload on one stream in 1 MiB writes, reported every second: `linkperf throughput` with
+    /// no options.
+    fn default() -> Self {
+        Self {
+            proto: Proto::Tcp,
+            phases: vec![Direction::Upload],
+            streams: 1,
+            sizes_bytes: vec![1 << 20],
+            duration_s: 10.0,
+            interval_s: 1.0,
+            omit_intervals: 0,
+            buffer_bytes: None,
+            congestion: None,
+            discard: false,
+            rate: None,
+            link: None,
+            gso: true,
+            batch: DEFAULT_UDP_BATCH,
+        }
+    }
+}
+
 impl ThroughputSpec {
     /// The rate each stream sends datagrams of `size` bytes at: the offered rate split evenly over the
     /// streams, in bits per second; `None` when unpaced.

@@ -217,22 +217,7 @@ mod tests {
     const SECOND: u64 = 1_000_000_000;
 
     fn spec(proto: Proto, streams: u16) -> ThroughputSpec {
-        ThroughputSpec {
-            proto,
-            phases: vec![Direction::Upload],
-            streams,
-            sizes_bytes: vec![1000],
-            duration_s: 2.0,
-            interval_s: 1.0,
-            omit_intervals: 0,
-            buffer_bytes: None,
-            congestion: None,
-            discard: false,
-            rate: None,
-            link: None,
-            gso: true,
-            batch: 32,
-        }
+        ThroughputSpec { proto, streams, sizes_bytes: vec![1000], duration_s: 2.0, ..ThroughputSpec::default() }
     }
 
     /// A stream end moving 1000 bytes every 10 ms for 2 s.

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use linkperf_core::run_result::{Endpoints, Parameters, Target, ThroughputSeries, ToolInfo};
 use linkperf_core::{HostFacts, RunResult, RunStatus, Series, SCHEMA_VERSION};
+use linkperf_net::run::MeasuredRun;
 use linkperf_net::NetError;
 use linkperf_report::Format;
 
@@ -20,6 +21,42 @@ pub struct Measured {
     pub throughput: Vec<ThroughputSeries>,
     /// Cautions about the figures.
     pub warnings: Vec<String>,
+}
+
+impl Measured {
+    /// The latency, connect or idle series of a driver's run, and what stopped it.
+    pub fn series(run: MeasuredRun<Series>) -> (Self, Option<NetError>) {
+        let measured =
+            Self { responder: run.responder, series: run.series, throughput: Vec::new(), warnings: run.warnings };
+        (measured, run.error)
+    }
+
+    /// The throughput series of a driver's run, and what stopped it.
+    pub fn throughput(run: MeasuredRun<ThroughputSeries>) -> (Self, Option<NetError>) {
+        let measured =
+            Self { responder: run.responder, series: Vec::new(), throughput: run.series, warnings: run.warnings };
+        (measured, run.error)
+    }
+}
+
+/// Prints a run's result in `format` and returns its exit code: 0, or 1 (with the error on stderr) when it
+/// stopped early.
+pub fn conclude(
+    parameters: Parameters,
+    endpoint: &Endpoint,
+    (measured, error): (Measured, Option<NetError>),
+    started_at: std::time::SystemTime,
+    format: Format,
+) -> anyhow::Result<std::process::ExitCode> {
+    let result = build(parameters, endpoint, measured, error.as_ref(), started_at);
+    emit(&result, format)?;
+    Ok(match error {
+        None => std::process::ExitCode::SUCCESS,
+        Some(error) => {
+            eprintln!("error: the run stopped early: {error}");
+            std::process::ExitCode::from(crate::exit::FAILURE)
+        }
+    })
 }
 
 /// Builds the result model of a run that measured `measured` and perhaps stopped with `error`.

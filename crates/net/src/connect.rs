@@ -10,25 +10,16 @@ use std::io::Read;
 use std::time::{Duration, Instant};
 
 use linkperf_core::run_result::SeriesCounters;
-use linkperf_core::{ConnectSpec, HostFacts, RttHistogram, Series, StopCondition};
+use linkperf_core::{ConnectSpec, RttHistogram, Series, StopCondition};
 use linkperf_proto::{Preamble, Role, TestRequest};
 
 use crate::control::WritePreamble;
 use crate::observer::{Observer, ProgressUnit};
+use crate::run::MeasuredRun;
 use crate::{ControlClient, NetError, Target};
 
 /// How often progress is reported.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
-
-/// What a connect run measured, including when it stopped early.
-pub struct ConnectRun {
-    /// The responder's facts.
-    pub responder: HostFacts,
-    /// The one series (absent only if the run failed before measuring anything).
-    pub series: Vec<Series>,
-    /// What stopped the run early, if anything.
-    pub error: Option<NetError>,
-}
 
 /// Runs a connect test.
 pub fn run_connect(
@@ -36,7 +27,7 @@ pub fn run_connect(
     key: Option<&[u8]>,
     spec: &ConnectSpec,
     observer: &dyn Observer,
-) -> Result<ConnectRun, NetError> {
+) -> Result<MeasuredRun<Series>, NetError> {
     if !spec.proto.is_connection_oriented() {
         return Err(NetError::Invalid(format!("connect needs tcp or unix, not {}", spec.proto.name())));
     }
@@ -49,7 +40,7 @@ pub fn run_connect(
     let token = control.request(TestRequest::Connect { proto: spec.proto, planned_duration_s })?;
     for _ in 0..spec.warmup {
         if let Err(error) = probe(target, token, timeout) {
-            return Ok(ConnectRun { responder: control.responder().clone(), series: Vec::new(), error: Some(error) });
+            return Ok(MeasuredRun { error: Some(error), ..MeasuredRun::new(control.responder().clone()) });
         }
     }
     let (series, error) = measure(target, token, spec, observer);
@@ -60,7 +51,7 @@ pub fn run_connect(
         }
         Some(e) => Some(control.pending_error().unwrap_or(e)),
     };
-    Ok(ConnectRun { responder: control.responder().clone(), series: vec![series], error })
+    Ok(MeasuredRun { series: vec![series], error, ..MeasuredRun::new(control.responder().clone()) })
 }
 
 fn measure(target: &Target, token: u32, spec: &ConnectSpec, observer: &dyn Observer) -> (Series, Option<NetError>) {

@@ -8,23 +8,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use linkperf_core::run_result::{Series, SeriesCounters};
-use linkperf_core::{HostFacts, IdleSpec, LatencySpec, RttHistogram, StopCondition, WaitMode};
+use linkperf_core::{IdleSpec, LatencySpec, RttHistogram, StopCondition, WaitMode};
 use linkperf_proto::TestRequest;
 
 use crate::latency::{check_spec, open_channels};
 use crate::observer::{Observer, ProgressUnit};
+use crate::run::MeasuredRun;
 use crate::transport::{Exchange, PingPong};
 use crate::{ControlClient, NetError, Target};
-
-/// What an idle run measured, including when it stopped early.
-pub struct IdleRun {
-    /// The responder's facts.
-    pub responder: HostFacts,
-    /// One series per gap, in order.
-    pub series: Vec<Series>,
-    /// What stopped the run early, if anything.
-    pub error: Option<NetError>,
-}
 
 /// Runs an idle test.
 pub fn run_idle(
@@ -32,7 +23,7 @@ pub fn run_idle(
     key: Option<&[u8]>,
     spec: &IdleSpec,
     observer: &dyn Observer,
-) -> Result<IdleRun, NetError> {
+) -> Result<MeasuredRun<Series>, NetError> {
     let sessions = if spec.keepalive_s.is_some() { 2 } else { 1 };
     let latency = LatencySpec {
         proto: spec.proto,
@@ -55,7 +46,7 @@ pub fn run_idle(
         planned_duration_s: Some(planned),
     })?;
     let mut channels = open_channels(target, &latency, token, spec.size_bytes as usize)?;
-    let mut run = IdleRun { responder: control.responder().clone(), series: Vec::new(), error: None };
+    let mut run = MeasuredRun::new(control.responder().clone());
     let (measured, rest) = channels.split_at_mut(1);
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {

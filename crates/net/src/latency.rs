@@ -10,11 +10,12 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use linkperf_core::run_result::SeriesCounters;
-use linkperf_core::{HostFacts, LatencySpec, Proto, RttHistogram, Series, StopCondition};
+use linkperf_core::{LatencySpec, Proto, RttHistogram, Series, StopCondition};
 use linkperf_proto::limits::{MAX_UDP_PAYLOAD_IPV4, MAX_UDP_PAYLOAD_IPV6};
 use linkperf_proto::{Preamble, Role, TestRequest, PROBE_HEADER_BYTES};
 
 use crate::observer::{Observer, ProgressUnit};
+use crate::run::MeasuredRun;
 use crate::transport::stream::StreamPingPong;
 use crate::transport::udp::UdpPingPong;
 use crate::transport::{Exchange, PingPong};
@@ -24,18 +25,8 @@ use std::io::Write;
 /// How often a measuring thread reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
-/// What a latency run measured, including when it stopped early.
-pub struct LatencyRun {
-    /// The responder's facts.
-    pub responder: HostFacts,
-    /// Every series measured, in order (aggregate first, then per session when there are several).
-    pub series: Vec<Series>,
-    /// What stopped the run early, if anything.
-    pub error: Option<NetError>,
-}
-
 /// Runs a latency test. Fails outright only if nothing could be measured (connection, refusal); later
-/// failures are returned in `LatencyRun::error` beside what was measured. `on_series` sees each series as
+/// failures are returned in `MeasuredRun::error` beside what was measured. `on_series` sees each series as
 /// soon as it is complete.
 pub fn run_latency(
     target: &Target,
@@ -43,7 +34,7 @@ pub fn run_latency(
     spec: &LatencySpec,
     observer: &dyn Observer,
     on_series: &mut dyn FnMut(&Series),
-) -> Result<LatencyRun, NetError> {
+) -> Result<MeasuredRun<Series>, NetError> {
     check_spec(target, spec)?;
     let timeout = Duration::from_secs_f64(spec.timeout_s);
     let mut control = ControlClient::connect(target, key, timeout)?;
@@ -55,7 +46,7 @@ pub fn run_latency(
         wait: spec.wait,
         planned_duration_s: planned_duration(spec),
     })?;
-    let mut run = LatencyRun { responder: control.responder().clone(), series: Vec::new(), error: None };
+    let mut run = MeasuredRun::new(control.responder().clone());
     for &size in &spec.sizes_bytes {
         // Fresh connections per size: a stream connection announces its message size once, up front.
         let mut channels = match open_channels(target, spec, token, size as usize) {

@@ -16,6 +16,7 @@ pub mod idle;
 pub mod latency;
 pub mod observer;
 pub mod responder;
+pub mod run;
 pub mod target;
 pub mod tcp_info;
 pub mod throughput;

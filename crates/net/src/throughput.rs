@@ -15,7 +15,7 @@ use linkperf_core::run_result::ThroughputSeries;
 use linkperf_core::spec::LinkSpec;
 use linkperf_core::throughput::{End, Flow, StreamMeter, StreamRecord};
 use linkperf_core::throughput_series::{combine, cpu_warning, link_efficiency, TestCounters};
-use linkperf_core::{Direction, HostFacts, Proto, ThroughputSpec};
+use linkperf_core::{Direction, Proto, ThroughputSpec};
 use linkperf_proto::{Preamble, Role, StreamHeader, TestRequest};
 use socket2::Socket;
 use std::net::UdpSocket;
@@ -23,6 +23,7 @@ use std::net::UdpSocket;
 use crate::control::{IntervalWatch, Report};
 use crate::cpu::CpuClock;
 use crate::observer::{Observer, ProgressUnit};
+use crate::run::MeasuredRun;
 use crate::{ControlClient, NetError, Target};
 
 /// How often the progress bar moves.
@@ -38,31 +39,18 @@ const REPORT_AFTER_FAILURE: Duration = Duration::from_secs(2);
 /// How long a stream may make no progress before the run fails.
 const STALL_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// What a throughput run measured, including when it stopped early.
-pub struct ThroughputRun {
-    /// The responder's facts.
-    pub responder: HostFacts,
-    /// Every series, in order: per phase and size, each flow's sum then its streams.
-    pub series: Vec<ThroughputSeries>,
-    /// What stopped the run early, if anything.
-    pub error: Option<NetError>,
-    /// Cautions about the figures.
-    pub warnings: Vec<String>,
-}
-
 /// Runs a throughput test.
 pub fn run_throughput(
     target: &Target,
     key: Option<&[u8]>,
     spec: &ThroughputSpec,
     observer: &dyn Observer,
-) -> Result<ThroughputRun, NetError> {
+) -> Result<MeasuredRun<ThroughputSeries>, NetError> {
     if let (Proto::Udp, Target::Unix(_)) = (spec.proto, target) {
         return Err(NetError::Invalid("--proto udp needs a host, not a Unix socket path".into()));
     }
     let mut control = ControlClient::connect(target, key, STALL_TIMEOUT)?;
-    let mut run =
-        ThroughputRun { responder: control.responder().clone(), series: Vec::new(), error: None, warnings: Vec::new() };
+    let mut run = MeasuredRun::new(control.responder().clone());
     for &phase in &spec.phases {
         for &size in &spec.sizes_bytes {
             observer.phase(

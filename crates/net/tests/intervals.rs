@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use linkperf_core::{Direction, Proto, ThroughputSpec};
+use linkperf_core::ThroughputSpec;
 use linkperf_net::observer::Observer;
 use linkperf_net::throughput::run_throughput;
 use linkperf_net::{Responder, ResponderConfig, Target};
@@ -24,20 +24,10 @@ fn upload_intervals_arrive_during_the_run() {
     let config = ResponderConfig { bind: "127.0.0.1:0".parse().unwrap(), ..ResponderConfig::default() };
     let responder = Responder::bind(config).unwrap().spawn().unwrap();
     let spec = ThroughputSpec {
-        proto: Proto::Tcp,
-        phases: vec![Direction::Upload],
-        streams: 1,
         sizes_bytes: vec![128 * 1024],
         duration_s: 1.0,
         interval_s: 0.25,
-        omit_intervals: 0,
-        buffer_bytes: None,
-        congestion: None,
-        discard: false,
-        rate: None,
-        link: None,
-        gso: true,
-        batch: 32,
+        ..ThroughputSpec::default()
     };
     let observer = Intervals::default();
     let run = run_throughput(&Target::Inet(responder.address()), None, &spec, &observer).unwrap();

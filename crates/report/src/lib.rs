@@ -158,20 +158,10 @@ pub(crate) mod fixture {
         }
         let mut run = latency_run();
         run.parameters = Parameters::Throughput(ThroughputSpec {
-            proto: Proto::Tcp,
-            phases: vec![Direction::Upload],
             streams: 2,
             sizes_bytes: vec![131_072],
             duration_s: 3.0,
-            interval_s: 1.0,
-            omit_intervals: 0,
-            buffer_bytes: None,
-            congestion: None,
-            discard: false,
-            rate: None,
-            link: None,
-            gso: true,
-            batch: 32,
+            ..ThroughputSpec::default()
         });
         run.command = vec!["linkperf".into(), "throughput".into(), "-P".into(), "2".into()];
         run.series = Vec::new();

@@ -20,8 +20,5 @@ pub fn run(args: IdleArgs) -> anyhow::Result<ExitCode> {
     let started_at = std::time::SystemTime::now();
     let run = run_idle(&endpoint.target, key.as_deref(), &spec, &progress)?;
     progress.finish();
-    let measured = Measured { responder: run.responder, series: run.series, ..Measured::default() };
-    let result = output::build(Parameters::Idle(spec), &endpoint, measured, run.error.as_ref(), started_at);
-    output::emit(&result, args.output.format())?;
-    super::latency::finish(run.error)
+    output::conclude(Parameters::Idle(spec), &endpoint, Measured::series(run), started_at, args.output.format())
 }

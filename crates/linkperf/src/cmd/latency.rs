@@ -8,7 +8,7 @@ use linkperf_net::latency::run_latency;
 
 use crate::args::latency::LatencyArgs;
 use crate::cmd::endpoint;
-use crate::exit::{self, UsageError};
+use crate::exit::UsageError;
 use crate::output::{self, Measured};
 use crate::progress::Progress;
 
@@ -24,19 +24,5 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
         other => anyhow::Error::new(other),
     })?;
     progress.finish();
-    let measured = Measured { responder: run.responder, series: run.series, ..Measured::default() };
-    let result = output::build(Parameters::Latency(spec), &endpoint, measured, run.error.as_ref(), started_at);
-    output::emit(&result, args.output.format())?;
-    finish(run.error)
-}
-
-/// Exit code of a run that printed its results: 0, or 1 with the error that stopped it.
-pub fn finish(error: Option<linkperf_net::NetError>) -> anyhow::Result<ExitCode> {
-    match error {
-        None => Ok(ExitCode::SUCCESS),
-        Some(error) => {
-            eprintln!("error: the run stopped early: {error}");
-            Ok(ExitCode::from(exit::FAILURE))
-        }
-    }
+    output::conclude(Parameters::Latency(spec), &endpoint, Measured::series(run), started_at, args.output.format())
 }

@@ -20,9 +20,11 @@ pub fn run(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
     let started_at = std::time::SystemTime::now();
     let run = run_throughput(&endpoint.target, key.as_deref(), &spec, &progress)?;
     progress.finish();
-    let measured =
-        Measured { responder: run.responder, throughput: run.series, warnings: run.warnings, ..Measured::default() };
-    let result = output::build(Parameters::Throughput(spec), &endpoint, measured, run.error.as_ref(), started_at);
-    output::emit(&result, args.output.format())?;
-    super::latency::finish(run.error)
+    output::conclude(
+        Parameters::Throughput(spec),
+        &endpoint,
+        Measured::throughput(run),
+        started_at,
+        args.output.format(),
+    )
 }
