@@ -9,6 +9,10 @@
 //!   TestRequest                      ->
 //!                                    <-   TestAccepted { token }  |  Error
 //!   ... data connections / datagrams carrying the token ...
+//!                                    <-   Interval { token, .. }   (throughput, as each interval ends)
+//!   Turn { token, flow }             ->   (alternating throughput, at each turn)
+//!   ReportRequest { token }          ->   (throughput)
+//!                                    <-   Report { streams, counters }
 //!   TestDone { token }               ->
 //! ```
 //! Either side may send `Error` at any time; the responder closes the session after sending one.
