@@ -20,7 +20,9 @@ pub fn report(error: &anyhow::Error) -> ExitCode {
         return ExitCode::from(SUCCESS);
     }
     eprintln!("error: {error:#}");
-    if error.downcast_ref::<UsageError>().is_some() {
+    // A request the drivers find impossible as asked (e.g. UDP to a Unix socket path) is the user's input.
+    let invalid = matches!(error.downcast_ref::<linkperf_net::NetError>(), Some(linkperf_net::NetError::Invalid(_)));
+    if invalid || error.downcast_ref::<UsageError>().is_some() {
         eprintln!("hint: see linkperf --help, or linkperf <command> --help");
         return ExitCode::from(USAGE);
     }

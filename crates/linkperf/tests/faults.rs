@@ -34,6 +34,8 @@ fn usage_errors_exit_2_with_a_reason() {
         (vec!["throughput", "--rate", "10M"], "paces UDP only"),
         (vec!["throughput", "--link-rate", "10kpps"], "bits per second"),
         (vec!["throughput", "--duration", "1s", "--omit", "1"], "leaves none"),
+        (vec!["idle", "--size", "8"], "12-byte probe header"),
+        (vec!["idle", "--gaps", "0,later"], "not a number"),
     ] {
         linkperf().args(&args).assert().code(2).stderr(contains(reason));
     }

@@ -26,14 +26,12 @@ use std::io::Write;
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 /// Runs a latency test. Fails outright only if nothing could be measured (connection, refusal); later
-/// failures are returned in `MeasuredRun::error` beside what was measured. `on_series` sees each series as
-/// soon as it is complete.
+/// failures are returned in `MeasuredRun::error` beside what was measured.
 pub fn run_latency(
     target: &Target,
     key: Option<&[u8]>,
     spec: &LatencySpec,
     observer: &dyn Observer,
-    on_series: &mut dyn FnMut(&Series),
 ) -> Result<MeasuredRun<Series>, NetError> {
     check_spec(target, spec)?;
     let timeout = Duration::from_secs_f64(spec.timeout_s);
@@ -58,10 +56,7 @@ pub fn run_latency(
             }
         };
         let outcome = measure_size(&mut channels, size as usize, spec, observer);
-        for series in outcome.series {
-            on_series(&series);
-            run.series.push(series);
-        }
+        run.series.extend(outcome.series);
         match outcome.error {
             Some(NetError::Interrupted) => {
                 let _ = control.done(token);

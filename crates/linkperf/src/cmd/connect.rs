@@ -7,17 +7,13 @@ use linkperf_core::ConnectSpec;
 use linkperf_net::connect::run_connect;
 
 use crate::args::connect::ConnectArgs;
-use crate::cmd::endpoint;
+use crate::cmd::Prepared;
 use crate::output::{self, Measured};
-use crate::progress::Progress;
 
 /// Runs the test; prints what was measured even when it stopped early (then exits 1).
 pub fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
     let spec = ConnectSpec::try_from(&args)?;
-    let key = args.target.key()?;
-    let endpoint = endpoint::resolve(&args.target, spec.proto)?;
-    let progress = Progress::new(!args.output.no_progress);
-    let started_at = std::time::SystemTime::now();
+    let Prepared { key, endpoint, progress, started_at } = Prepared::new(&args.target, spec.proto, &args.output)?;
     let run = run_connect(&endpoint.target, key.as_deref(), &spec, &progress)?;
     progress.finish();
     output::conclude(Parameters::Connect(spec), &endpoint, Measured::series(run), started_at, args.output.format())
