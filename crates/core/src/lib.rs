@@ -8,6 +8,7 @@ pub mod datagram_tracker;
 pub mod histogram;
 pub mod host_facts;
 pub mod link_model;
+pub mod rate_search;
 pub mod run_result;
 pub mod spec;
 pub mod summary;
@@ -18,5 +19,8 @@ pub mod units;
 pub use histogram::RttHistogram;
 pub use host_facts::HostFacts;
 pub use run_result::{RunResult, RunStatus, Series, SCHEMA_VERSION};
-pub use spec::{ConnectSpec, Direction, IdleSpec, LatencySpec, Proto, StopCondition, ThroughputSpec, WaitMode};
+pub use spec::{
+    ConnectSpec, Direction, IdleSpec, LatencySpec, Proto, RateSearchSpec, StopCondition, SweepSpec, ThroughputSpec,
+    WaitMode,
+};
 pub use summary::LatencySummary;

@@ -26,6 +26,10 @@ pub enum Parameters {
     Throughput(ThroughputSpec),
     /// An idle wake-up test.
     Idle(crate::spec::IdleSpec),
+    /// An offered-rate sweep.
+    Sweep(crate::spec::SweepSpec),
+    /// A zero-loss rate search.
+    Ratesearch(crate::spec::RateSearchSpec),
 }
 
 impl Parameters {
@@ -36,6 +40,8 @@ impl Parameters {
             Parameters::Connect(_) => "connect",
             Parameters::Throughput(_) => "throughput",
             Parameters::Idle(_) => "idle",
+            Parameters::Sweep(_) => "sweep",
+            Parameters::Ratesearch(_) => "ratesearch",
         }
     }
 
@@ -46,6 +52,8 @@ impl Parameters {
             Parameters::Connect(spec) => spec.proto,
             Parameters::Throughput(spec) => spec.proto,
             Parameters::Idle(spec) => spec.proto,
+            Parameters::Sweep(spec) => spec.trial.proto,
+            Parameters::Ratesearch(spec) => spec.trial.proto,
         }
     }
 }
@@ -299,6 +307,9 @@ pub struct RunResult {
     /// Every throughput series, in the order measured; per-stream series follow their sum.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub throughput: Vec<ThroughputSeries>,
+    /// The zero-loss rate found for each size, by a rate search.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_search: Vec<crate::rate_search::ZeroLossRate>,
     /// Cautions about the figures (e.g. an end was CPU-bound), for people reading them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

@@ -256,3 +256,91 @@ pub struct LinkSpec {
     /// IP MTU in bytes (`None`: the interface's).
     pub mtu_bytes: Option<u64>,
 }
+
+/// Seconds a UDP trial may take beyond its duration: the control exchange, stream registration, the
+/// receiver's wait for the END datagrams and the report.
+pub const TRIAL_OVERHEAD_S: f64 = 1.5;
+
+/// An offered-rate sweep (RFC 2544 section 26.3, frame loss rate): the same UDP trial at each offered rate
+/// in turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepSpec {
+    /// The trial of every step: UDP, its direction(s), one datagram size, duration and streams. Its `rate`
+    /// is left empty: each step sets its own.
+    pub trial: ThroughputSpec,
+    /// Offered rates in bits per second of UDP payload, one step each, in order.
+    pub rates_bps: Vec<f64>,
+    /// Pause after each trial, in seconds, so that queues drain before the next.
+    pub settle_s: f64,
+}
+
+impl SweepSpec {
+    /// The trial at offered rate `rate_bps`.
+    pub fn trial_at(&self, rate_bps: f64) -> ThroughputSpec {
+        ThroughputSpec { rate: Some(crate::units::OfferedRate::BitsPerSecond(rate_bps)), ..self.trial.clone() }
+    }
+
+    /// The longest the sweep can take, in seconds: every step's trials with their overhead and settling.
+    pub fn time_bound_s(&self) -> f64 {
+        let trials = self.rates_bps.len() * self.trial.phases.len();
+        trials as f64 * (self.trial.duration_s + TRIAL_OVERHEAD_S + self.settle_s)
+    }
+}
+
+/// A search for the highest offered UDP rate with at most the tolerated loss, per datagram size (RFC 2544
+/// section 26.1), and the latency at the rate found (section 26.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RateSearchSpec {
+    /// The trial: UDP, its direction, the payload sizes (one search each), duration and streams. Its
+    /// `rate` is left empty: the search sets it.
+    pub trial: ThroughputSpec,
+    /// The Ethernet frame sizes the payloads were derived from, in the same order, when sizes were given
+    /// as frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames_bytes: Option<Vec<u64>>,
+    /// Highest loss, in percent of datagrams sent, for a trial to pass.
+    pub loss_tolerance_percent: f64,
+    /// Lowest rate searched, bits per second of UDP payload (`None`: 1/1000 of the highest).
+    pub min_bps: Option<f64>,
+    /// Highest rate searched (`None`: the link's payload rate, or else the sender's unpaced rate, measured
+    /// first).
+    pub max_bps: Option<f64>,
+    /// Resolution of the search, as a fraction of the rate found.
+    pub precision: f64,
+    /// Pause after each trial, in seconds.
+    pub settle_s: f64,
+    /// Round-trip probes per second sent alongside a last trial at the rate found (0: no latency trial).
+    pub latency_probes_per_s: f64,
+}
+
+/// The length of the unpaced trial that finds the sender's highest rate when no upper bound is known.
+pub const SENDER_PROBE_S: f64 = 2.0;
+
+impl RateSearchSpec {
+    /// The trial at offered rate `rate_bps`.
+    pub fn trial_at(&self, rate_bps: f64) -> ThroughputSpec {
+        ThroughputSpec { rate: Some(crate::units::OfferedRate::BitsPerSecond(rate_bps)), ..self.trial.clone() }
+    }
+
+    /// The lowest rate searched below an upper bound of `max_bps`.
+    pub fn min_for(&self, max_bps: f64) -> f64 {
+        self.min_bps.unwrap_or(max_bps / 1000.0)
+    }
+
+    /// The longest the searches can take, in seconds, once their upper bounds are known (one per size):
+    /// each search's trials at most, and the latency trial.
+    pub fn time_bound_s(&self, max_bps: &[f64]) -> f64 {
+        let per_trial = self.trial.duration_s + TRIAL_OVERHEAD_S + self.settle_s;
+        let latency = if self.latency_probes_per_s > 0.0 { 1 } else { 0 };
+        let trials: u32 = max_bps
+            .iter()
+            .map(|&max| crate::rate_search::BinarySearch::max_trials(self.min_for(max), max, self.precision) + latency)
+            .sum();
+        f64::from(trials) * per_trial
+    }
+
+    /// How long measuring the sender's unpaced rate takes, per size, when no upper bound is given.
+    pub fn probe_time_s(&self) -> f64 {
+        SENDER_PROBE_S + TRIAL_OVERHEAD_S + self.settle_s
+    }
+}

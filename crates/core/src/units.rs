@@ -134,6 +134,17 @@ pub fn format_size(bytes: u64) -> String {
     }
 }
 
+/// Formats a length of time for people: `45 s`, `3 min 20 s`, `1 h 5 min` (whole seconds, rounded up).
+pub fn format_seconds(seconds: f64) -> String {
+    let total = seconds.max(0.0).ceil() as u64;
+    match (total / 3600, total % 3600 / 60, total % 60) {
+        (0, 0, s) => format!("{s} s"),
+        (0, m, 0) => format!("{m} min"),
+        (0, m, s) => format!("{m} min {s} s"),
+        (h, m, _) => format!("{h} h {m} min"),
+    }
+}
+
 fn split_number(text: &str) -> Result<(f64, &str), UnitError> {
     let text = text.trim();
     if text.is_empty() {
@@ -210,6 +221,14 @@ mod tests {
         assert!(matches!(parse_rate("10Q"), Err(UnitError::UnknownUnit { .. })));
         assert!(parse_rate("fast").is_err());
         assert!(parse_rate("0").is_err());
+    }
+
+    #[test]
+    fn lengths_of_time_format_for_people() {
+        assert_eq!(format_seconds(44.2), "45 s");
+        assert_eq!(format_seconds(120.0), "2 min");
+        assert_eq!(format_seconds(200.0), "3 min 20 s");
+        assert_eq!(format_seconds(3900.0), "1 h 5 min");
     }
 
     #[test]

@@ -5,7 +5,9 @@ use clap::{Parser, Subcommand};
 use crate::args::connect::ConnectArgs;
 use crate::args::idle::IdleArgs;
 use crate::args::latency::LatencyArgs;
+use crate::args::ratesearch::RateSearchArgs;
 use crate::args::serve::ServeArgs;
+use crate::args::sweep::SweepArgs;
 use crate::args::throughput::ThroughputArgs;
 
 /// Characterise a communication link: round-trip latency, connection setup time, and more.
@@ -39,6 +41,12 @@ pub enum Command {
     /// Throughput: bulk transfer one way or both, over parallel streams, per write size.
     #[command(long_about = crate::args::throughput::LONG_ABOUT)]
     Throughput(ThroughputArgs),
+    /// Offered-rate sweep: UDP loss, jitter and drops at each offered rate (RFC 2544 26.3).
+    #[command(long_about = crate::args::sweep::LONG_ABOUT)]
+    Sweep(SweepArgs),
+    /// Zero-loss rate: the highest UDP rate without loss per frame size, and the latency at it (RFC 2544).
+    #[command(long_about = crate::args::ratesearch::LONG_ABOUT)]
+    Ratesearch(RateSearchArgs),
 }
 
 #[cfg(test)]

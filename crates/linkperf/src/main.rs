@@ -28,6 +28,8 @@ fn main() -> ExitCode {
         Command::Connect(args) => cmd::connect::run(args),
         Command::Throughput(args) => cmd::throughput::run(args),
         Command::Idle(args) => cmd::idle::run(args),
+        Command::Sweep(args) => cmd::sweep::run(args),
+        Command::Ratesearch(args) => cmd::ratesearch::run(args),
     };
     match result {
         Ok(code) => code,

@@ -19,6 +19,8 @@ pub struct Measured {
     pub series: Vec<Series>,
     /// Throughput series.
     pub throughput: Vec<ThroughputSeries>,
+    /// Zero-loss rates found by a rate search.
+    pub rate_search: Vec<linkperf_core::rate_search::ZeroLossRate>,
     /// Cautions about the figures.
     pub warnings: Vec<String>,
 }
@@ -26,15 +28,14 @@ pub struct Measured {
 impl Measured {
     /// The latency, connect or idle series of a driver's run, and what stopped it.
     pub fn series(run: MeasuredRun<Series>) -> (Self, Option<NetError>) {
-        let measured =
-            Self { responder: run.responder, series: run.series, throughput: Vec::new(), warnings: run.warnings };
+        let measured = Self { responder: run.responder, series: run.series, warnings: run.warnings, ..Self::default() };
         (measured, run.error)
     }
 
     /// The throughput series of a driver's run, and what stopped it.
     pub fn throughput(run: MeasuredRun<ThroughputSeries>) -> (Self, Option<NetError>) {
         let measured =
-            Self { responder: run.responder, series: Vec::new(), throughput: run.series, warnings: run.warnings };
+            Self { responder: run.responder, throughput: run.series, warnings: run.warnings, ..Self::default() };
         (measured, run.error)
     }
 }
@@ -77,6 +78,7 @@ pub fn build(
         endpoints: Endpoints { client: linkperf_net::host::local_host_facts(), responder: measured.responder },
         series: measured.series,
         throughput: measured.throughput,
+        rate_search: measured.rate_search,
         warnings: measured.warnings,
         status: match error {
             Some(e) => RunStatus::Partial { error: e.to_string() },

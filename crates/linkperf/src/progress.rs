@@ -86,6 +86,16 @@ impl Observer for Progress {
         }
     }
 
+    fn relabel(&self, label: &str) {
+        self.bar.set_prefix(label.to_string());
+    }
+
+    /// Printed on stderr whether or not it is a terminal: these are promises (such as the longest a run
+    /// will take) that a log should keep too.
+    fn announce(&self, message: &str) {
+        self.bar.suspend(|| eprintln!("{message}"));
+    }
+
     fn cancelled(&self) -> bool {
         INTERRUPTED.load(Ordering::Relaxed)
     }

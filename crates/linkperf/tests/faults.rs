@@ -192,6 +192,37 @@ fn ctrl_c_stops_the_run_and_prints_what_was_measured() {
 }
 
 #[test]
+fn ctrl_c_stops_a_rate_search_with_the_best_rate_so_far() {
+    // 100 Gbit/s is beyond any sender here, so the search goes on after its first trial.
+    let child = std::process::Command::new(common::binary())
+        .args(["ratesearch", "--payload", "1472", "--max", "100G", "--min", "10M", "--trial", "1s", "--json"])
+        .args(["--settle", "100ms"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2900));
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let result = json(&output.stdout);
+    assert_eq!(result["status"]["error"], "interrupted by the user");
+    let found = &result["rate_search"][0];
+    assert_eq!(found["complete"], false, "{found}");
+    assert!(found["trials"].as_u64().unwrap() >= 2, "{found}");
+    // The result is the highest rate of the finished trials that passed: no loss, and the sender kept up.
+    let passed = result["throughput"].as_array().unwrap().iter().filter(|t| {
+        let offered = t["udp"]["offered_bps"].as_f64().unwrap();
+        t["complete"] == true
+            && t["udp"]["lost"] == 0
+            && t["sender_bps"].as_f64().is_some_and(|sent| sent >= offered * 0.98)
+    });
+    let best = passed.map(|t| t["udp"]["offered_bps"].as_f64().unwrap()).reduce(f64::max);
+    assert_eq!(found["rate_bps"].as_f64(), best, "{found}");
+}
+
+#[test]
 fn a_responder_answers_another_protocol_version_with_an_error() {
     let server = Server::start(&[]);
     let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();

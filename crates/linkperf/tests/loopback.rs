@@ -253,3 +253,52 @@ fn idle_measures_one_series_per_gap_after_the_gap() {
         assert!(series[1]["elapsed_s"].as_f64().unwrap() >= 0.15, "{}", series[1]);
     }
 }
+
+#[test]
+fn a_sweep_has_one_row_per_step_at_its_offered_rate() {
+    let output = linkperf()
+        .args(["sweep", "--rates", "20M,40M,80M", "--duration", "500ms", "--settle", "100ms", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("sweep: 3 steps"), "the bound is announced");
+    let result = json(&output.stdout);
+    assert_eq!(result["parameters"]["test"], "sweep");
+    let rows = result["throughput"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "one row per step: {rows:?}");
+    for (row, offered) in rows.iter().zip([20e6, 40e6, 80e6]) {
+        assert_eq!(row["udp"]["offered_bps"].as_f64(), Some(offered));
+        let sent = row["sender_bps"].as_f64().unwrap();
+        assert!((sent - offered).abs() < offered * 0.05, "sent {sent} at {offered}");
+        assert!(row["udp"]["received"].as_u64().unwrap() > 0);
+        assert!(row["responder_counters"].is_object(), "the receiver's counters are kept per step");
+    }
+}
+
+#[test]
+fn a_rate_search_reports_its_trials_its_rate_and_the_latency_at_it() {
+    let output = linkperf()
+        .args(["ratesearch", "--payload", "1472", "--min", "50M", "--max", "100M", "--trial", "400ms"])
+        .args(["--settle", "100ms", "--precision", "10%", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("ratesearch: 1 size(s)") && stderr.contains("done within"), "{stderr}");
+    let result = json(&output.stdout);
+    let found = &result["rate_search"][0];
+    let trials = result["throughput"].as_array().unwrap();
+    assert_eq!(found["trials"].as_u64(), Some(trials.len() as u64), "every trial is kept: {found}");
+    assert_eq!(trials[0]["udp"]["offered_bps"].as_f64(), Some(100e6), "the first trial is at the maximum");
+    assert_eq!(found["complete"], true);
+    // 100 Mbit/s over loopback loses nothing on an idle host; on a busy one the search goes lower, but never
+    // below the minimum without saying so.
+    match found["rate_bps"].as_f64() {
+        Some(rate) => {
+            assert!((50e6..=100e6).contains(&rate), "{found}");
+            assert_eq!(found["packets_per_s"].as_f64(), Some(rate / 8.0 / 1472.0));
+            assert!(found["latency"]["summary"]["count"].as_u64().unwrap() > 0, "probes came back: {found}");
+        }
+        None => assert!(trials.iter().all(|t| t["udp"]["lost"].as_u64() > Some(0) || t["complete"] == false)),
+    }
+}

@@ -58,12 +58,18 @@ impl TestNet {
         Some(net)
     }
 
-    /// Shapes both directions to `rate` (tc syntax, e.g. `1mbit`) with a bucket of `burst` bytes.
+    /// Shapes both directions to `rate` (tc syntax, e.g. `1mbit`) with a bucket of `burst` bytes and a deep
+    /// queue (1 MB).
     fn shape(&self, rate: &str, burst: &str) {
+        self.shape_with_queue(rate, burst, "1000000");
+    }
+
+    /// Like `shape`, with a queue of `limit` bytes.
+    fn shape_with_queue(&self, rate: &str, burst: &str, limit: &str) {
         for (ns, dev) in [(&self.client, &self.client_dev), (&self.responder, &self.responder_dev)] {
             let status = Command::new("tc")
                 .args(["-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate])
-                .args(["burst", burst, "limit", "1000000"])
+                .args(["burst", burst, "limit", limit])
                 .status()
                 .unwrap();
             assert!(status.success(), "tc tbf on {dev}");
@@ -257,4 +263,85 @@ fn a_link_cut_mid_run_keeps_what_was_measured() {
     let sum = &result["throughput"][0];
     assert_eq!(sum["complete"], false);
     assert!(sum["sender_bytes"].as_u64().unwrap() > 0, "the sender's measurement is kept: {sum}");
+}
+
+/// Seconds in an announced bound such as `done within 1 min 5 s`.
+fn announced_seconds(stderr: &str) -> f64 {
+    let line = stderr.lines().find(|l| l.contains("done within ")).unwrap_or_else(|| panic!("no bound in {stderr}"));
+    let bound = line.rsplit("done within ").next().unwrap();
+    let words: Vec<&str> = bound.split_whitespace().collect();
+    words
+        .chunks(2)
+        .map(|pair| {
+            let n: f64 = pair[0].parse().unwrap_or_else(|_| panic!("bound {bound}"));
+            match pair[1] {
+                "h" => n * 3600.0,
+                "min" => n * 60.0,
+                _ => n,
+            }
+        })
+        .sum()
+}
+
+#[test]
+fn ratesearch_finds_the_shaped_payload_rate_within_its_announced_time() {
+    let Some(net) = TestNet::create() else { return };
+    // A shallow queue (30 kB, 12 ms at 20 Mbit/s): a deep one would hide a rate above the link's for the
+    // length of a trial.
+    net.shape_with_queue("20mbit", "20000", "30000");
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    let capacity_bps = 20e6 * 1472.0 / 1514.0;
+    let started = std::time::Instant::now();
+    let output = net
+        .client_command(&["ratesearch", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--payload", "1472"])
+        .args(["--min", "5M", "--max", "40M", "--trial", "2s", "--settle", "500ms", "--latency-probes", "50"])
+        .args(["--link-rate", "20M", "--link-overhead", "14", "--json"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(elapsed <= announced_seconds(&stderr), "took {elapsed} s: {stderr}");
+    let result = json(&output.stdout);
+    let found = &result["rate_search"][0];
+    let rate = found["rate_bps"].as_f64().unwrap();
+    eprintln!(
+        "zero-loss {:.3} Mbit/s of {:.3} capacity in {} trials, {elapsed:.1} s",
+        rate / 1e6,
+        capacity_bps / 1e6,
+        found["trials"]
+    );
+    assert!((rate - capacity_bps).abs() <= capacity_bps * 0.03, "{found}");
+    // --link-overhead 14: what the shaper counts beyond the IP packet (the Ethernet header).
+    let percent = found["link"]["percent"].as_f64().unwrap();
+    assert!((percent - rate / capacity_bps * 100.0).abs() < 0.01, "{found}");
+    assert!(found["latency"]["summary"]["count"].as_u64().unwrap() > 0, "{found}");
+}
+
+#[test]
+fn a_sweep_loses_nothing_below_the_shaped_rate_and_more_above_it() {
+    let Some(net) = TestNet::create() else { return };
+    net.shape_with_queue("20mbit", "20000", "30000");
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    let capacity_bps = 20e6 * 1472.0 / 1514.0;
+    let started = std::time::Instant::now();
+    let output = net
+        .client_command(&["sweep", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--from", "10M", "--to", "30M"])
+        .args(["--step", "5M", "--duration", "2s", "--settle", "500ms", "--json"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(elapsed <= announced_seconds(&stderr), "took {elapsed} s: {stderr}");
+    let result = json(&output.stdout);
+    let rows = result["throughput"].as_array().unwrap();
+    let loss: Vec<f64> = rows.iter().map(|r| r["udp"]["loss_percent"].as_f64().unwrap()).collect();
+    eprintln!("loss per step (10M..30M): {loss:?}");
+    assert_eq!(&loss[..2], &[0.0, 0.0], "10 and 15 Mbit/s fit the link");
+    assert!(loss[3] > 0.0 && loss[4] > loss[3], "25 and 30 Mbit/s do not, increasingly: {loss:?}");
+    for row in &rows[3..] {
+        let received = row["receiver_bps"].as_f64().unwrap();
+        assert!((received - capacity_bps).abs() <= capacity_bps * 0.03, "{row}");
+    }
 }

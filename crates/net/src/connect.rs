@@ -102,9 +102,12 @@ fn probe(target: &Target, token: u32, timeout: Duration) -> Result<(), NetError>
         .map_err(|e| NetError::io("sending a connection probe", e))?;
     socket.set_read_timeout(Some(timeout)).map_err(|e| NetError::io("setting a read timeout", e))?;
     let mut answer = [0u8; 1];
-    match (&socket).read(&mut answer) {
-        Ok(1) => Ok(()),
-        Ok(_) => Err(NetError::PeerClosed(" without answering a connection probe".into())),
+    // read_exact retries a read that a signal (Ctrl-C) interrupted; the driver then sees the stop request.
+    match (&socket).read_exact(&mut answer) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Err(NetError::PeerClosed(" without answering a connection probe".into()))
+        }
         Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
             Err(NetError::Timeout { what: "connection probe answer".into(), timeout_s: timeout.as_secs_f64() })
         }

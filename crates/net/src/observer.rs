@@ -11,6 +11,10 @@ pub trait Observer: Sync {
     /// A measured interval arrived while the test runs (`what` names it, e.g. `upload at the responder`),
     /// with its goodput in bits per second.
     fn interval(&self, _what: &str, _start_s: f64, _end_s: f64, _bps: f64) {}
+    /// Names the current step of a long phase without restarting its progress.
+    fn relabel(&self, _label: &str) {}
+    /// A message for the person running the test, e.g. how long the run will take at most.
+    fn announce(&self, _message: &str) {}
     /// Whether the user asked to stop. Checked a few times per second; a driver that sees `true` ends its
     /// series as incomplete and returns what it measured.
     fn cancelled(&self) -> bool {
@@ -31,3 +35,34 @@ pub enum ProgressUnit {
 pub struct NoProgress;
 
 impl Observer for NoProgress {}
+
+/// Forwards everything but live intervals: for runs of many short trials, where each trial's intervals
+/// would only be noise.
+pub struct WithoutIntervals<'a>(pub &'a dyn Observer);
+
+impl Observer for WithoutIntervals<'_> {
+    fn phase(&self, label: &str, total: u64, unit: ProgressUnit) {
+        self.0.phase(label, total, unit);
+    }
+    fn advance(&self, done: u64) {
+        self.0.advance(done);
+    }
+    fn relabel(&self, label: &str) {
+        self.0.relabel(label);
+    }
+    fn announce(&self, message: &str) {
+        self.0.announce(message);
+    }
+    fn cancelled(&self) -> bool {
+        self.0.cancelled()
+    }
+}
+
+/// Forwards only cancellation: for work running beside another that reports the progress.
+pub struct CancelOnly<'a>(pub &'a dyn Observer);
+
+impl Observer for CancelOnly<'_> {
+    fn cancelled(&self) -> bool {
+        self.0.cancelled()
+    }
+}

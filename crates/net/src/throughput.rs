@@ -58,25 +58,59 @@ pub fn run_throughput(
                 (spec.duration_s * 1000.0) as u64,
                 ProgressUnit::Milliseconds,
             );
-            match measure(&mut control, target, spec, phase, size, observer) {
-                Ok(series) => {
-                    run.warnings.extend(series.iter().filter_map(cpu_warning));
-                    run.series.extend(series);
-                }
-                Err((series, error))
-                    if run.series.is_empty() && series.is_empty() && !matches!(error, NetError::Interrupted) =>
-                {
-                    return Err(error)
-                }
-                Err((series, error)) => {
-                    run.series.extend(series);
-                    run.error = Some(error);
-                    return Ok(run);
-                }
+            if run_trial(&mut run, &mut control, (target, spec), (phase, size), observer)?.is_none() {
+                return Ok(run);
             }
         }
     }
     Ok(run)
+}
+
+/// Runs one phase at one write size on `control`'s session and adds its series (and CPU warnings) to
+/// `run`. Returns where its series start in `run.series`, or `None` when the run must stop: the reason is
+/// then in `run.error`, beside what was measured. Fails outright only when the run has measured nothing.
+pub(crate) fn run_trial(
+    run: &mut MeasuredRun<ThroughputSeries>,
+    control: &mut ControlClient,
+    (target, spec): (&Target, &ThroughputSpec),
+    (phase, size): (Direction, u64),
+    observer: &dyn Observer,
+) -> Result<Option<usize>, NetError> {
+    let start = run.series.len();
+    match measure(control, target, spec, phase, size, observer) {
+        Ok(series) => {
+            for warning in series.iter().filter_map(cpu_warning) {
+                if !run.warnings.contains(&warning) {
+                    run.warnings.push(warning);
+                }
+            }
+            run.series.extend(series);
+            Ok(Some(start))
+        }
+        Err((series, error))
+            if run.series.is_empty() && series.is_empty() && !matches!(error, NetError::Interrupted) =>
+        {
+            Err(error)
+        }
+        Err((series, error)) => {
+            run.series.extend(series);
+            run.error = Some(error);
+            Ok(None)
+        }
+    }
+}
+
+/// Opens the control session of a run of UDP trials (sweeps, searches), after checking the target.
+pub(crate) fn open_udp_trials(
+    target: &Target,
+    key: Option<&[u8]>,
+) -> Result<(ControlClient, MeasuredRun<ThroughputSeries>), NetError> {
+    if let Target::Unix(_) = target {
+        return Err(NetError::Invalid("UDP trials need a host, not a Unix socket path".into()));
+    }
+    let control = ControlClient::connect(target, key, STALL_TIMEOUT)?;
+    let run = MeasuredRun::new(control.responder().clone());
+    Ok((control, run))
 }
 
 type Failure = (Vec<ThroughputSeries>, NetError);
@@ -490,7 +524,7 @@ fn stream_error(what: &str, e: std::io::Error) -> NetError {
 
 /// The link model of a run: the rate given, or the client interface's speed; the MTU given, or the
 /// interface's, or 1500. `None` without a rate, or over a Unix socket.
-fn framing(spec: &ThroughputSpec, target: &Target, interface: Option<&str>) -> Option<Framing> {
+pub(crate) fn framing(spec: &ThroughputSpec, target: &Target, interface: Option<&str>) -> Option<Framing> {
     let Target::Inet(address) = target else { return None };
     let (speed, mtu) = interface.map(crate::counters::interface_link).unwrap_or((None, None));
     let link =

@@ -41,8 +41,10 @@ const QUIET_END: Duration = Duration::from_secs(1);
 pub fn quiet_end(interval: Duration) -> Duration {
     QUIET_END.max(interval * 2 + Duration::from_millis(500))
 }
-/// How many END datagrams a sender sends (a lost END only delays the receiver's stop).
-const END_COPIES: usize = 3;
+/// When a sender sends its END datagrams, after its last data: spread out, because a queue that the data
+/// just filled drops the first copy, but has room again a moment later. (A lost END only delays the
+/// receiver's stop, by its quiet time.)
+const END_AFTER: [Duration; 3] = [Duration::ZERO, Duration::from_millis(10), Duration::from_millis(50)];
 /// Socket buffers asked for on UDP stream sockets: large, so a short stall of the reader loses nothing.
 const BUFFER_BYTES: usize = 4 << 20;
 
@@ -154,7 +156,11 @@ impl UdpStream<'_> {
                 }
             }
         }
-        self.control(StreamProbe::END, END_COPIES);
+        let ended = Instant::now();
+        for after in END_AFTER {
+            crate::clock::wait_until(ended + after);
+            self.control(StreamProbe::END, 1);
+        }
         stats.datagrams_per_call = if calls > 0 { stats.datagrams as f64 / calls as f64 } else { 0.0 };
         Ok(meter.finish_udp(stats))
     }

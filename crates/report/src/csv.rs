@@ -12,12 +12,18 @@ pub const COLUMNS: &str = "test,proto,size_bytes,session,count,min_us,mean_us,st
 /// Column names of throughput rows.
 pub const THROUGHPUT_COLUMNS: &str = "test,proto,phase,size_bytes,flow,stream,receiver_bps,sender_bps,receiver_bytes,sender_bytes,window_s,messages_per_s,us_per_message,retransmits,cwnd_bytes,srtt_us,congestion,offered_bps,sent_datagrams,received_datagrams,lost_datagrams,loss_percent,out_of_order,duplicates,jitter_us,stalls,complete";
 
+/// Column names of rate search results (one row per size searched).
+pub const RATE_SEARCH_COLUMNS: &str = "test,proto,frame_bytes,payload_bytes,rate_bps,packets_per_s,received_bps,link_percent,trials,min_bps,max_bps,sender_limited,complete,latency_count,latency_min_us,latency_p50_us,latency_p99_us,latency_max_us,latency_lost";
+
 /// CSV with a header row. An empty cell means "not applicable" (no size, the aggregate session, or nothing
 /// measured).
 pub struct CsvReporter;
 
 impl Reporter for CsvReporter {
     fn render(&self, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+        if !run.rate_search.is_empty() {
+            return render_rate_search(run, out);
+        }
         if !run.throughput.is_empty() {
             return render_throughput(run, out);
         }
@@ -49,8 +55,39 @@ impl Reporter for CsvReporter {
     }
 }
 
+/// The rate found per size; the trials are in the JSON document.
+fn render_rate_search(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{RATE_SEARCH_COLUMNS}")?;
+    let opt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+    for r in &run.rate_search {
+        let latency = match r.latency.as_ref().and_then(|l| l.summary.as_ref().map(|m| (m, l.lost))) {
+            Some((m, lost)) => {
+                format!("{},{:.3},{:.3},{:.3},{:.3},{lost}", m.count, m.min_us, m.p50_us, m.p99_us, m.max_us)
+            }
+            None => ",,,,,".to_string(),
+        };
+        writeln!(
+            out,
+            "ratesearch,udp,{},{},{},{},{},{},{},{:.3},{:.3},{},{},{latency}",
+            r.frame_bytes.map(|f| f.to_string()).unwrap_or_default(),
+            r.payload_bytes,
+            opt(r.rate_bps),
+            opt(r.packets_per_s),
+            opt(r.received_bps),
+            opt(r.link.as_ref().map(|l| l.percent)),
+            r.trials,
+            r.min_bps,
+            r.max_bps,
+            r.sender_limited,
+            r.complete
+        )?;
+    }
+    Ok(())
+}
+
 fn render_throughput(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{THROUGHPUT_COLUMNS}")?;
+    let test = run.parameters.test_name();
     let proto = run.parameters.proto().name();
     let opt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
     for s in &run.throughput {
@@ -75,7 +112,7 @@ fn render_throughput(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         };
         writeln!(
             out,
-            "throughput,{proto},{},{},{},{},{},{},{},{},{:.6},{},{},{tcp},{udp},{}",
+            "{test},{proto},{},{},{},{},{},{},{},{},{:.6},{},{},{tcp},{udp},{}",
             s.phase.name(),
             s.size_bytes,
             s.flow.name(),
@@ -112,6 +149,17 @@ mod tests {
         let columns = THROUGHPUT_COLUMNS.split(',').count();
         assert!(text.lines().all(|l| l.split(',').count() == columns), "{text}");
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn rate_search_csv_has_a_row_per_size_with_every_column() {
+        let mut out = Vec::new();
+        CsvReporter.render(&crate::fixture::ratesearch_run(), &mut out).expect("renders");
+        let text = String::from_utf8_lossy(&out);
+        let columns = RATE_SEARCH_COLUMNS.split(',').count();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text.lines().all(|l| l.split(',').count() == columns), "{text}");
+        assert!(text.contains("ratesearch,udp,1518,1472,10000000.000,849.185,"), "{text}");
     }
 
     #[test]

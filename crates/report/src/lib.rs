@@ -3,6 +3,7 @@
 //! Renderers only lay out figures the result already holds; they compute nothing (beyond unit scaling) and
 //! never mix formats.
 
+mod characterise_table;
 pub mod csv;
 pub mod json;
 pub mod table;
@@ -94,6 +95,7 @@ pub(crate) mod fixture {
             endpoints: Endpoints { client: host.clone(), responder: host },
             series,
             throughput: Vec::new(),
+            rate_search: Vec::new(),
             warnings: Vec::new(),
             status: RunStatus::Complete,
         }
@@ -166,6 +168,86 @@ pub(crate) mod fixture {
         run.command = vec!["linkperf".into(), "throughput".into(), "-P".into(), "2".into()];
         run.series = Vec::new();
         run.throughput = throughput;
+        run
+    }
+
+    /// UDP rows offered at 10, 20 and 30 Mbit/s to a 19.4 Mbit/s path, with fixed counts.
+    fn udp_rows() -> Vec<linkperf_core::run_result::ThroughputSeries> {
+        use linkperf_core::run_result::UdpSeries;
+        let template = throughput_run().throughput[0].clone();
+        [(10e6, 0u64), (20e6, 30), (30e6, 1_700)]
+            .into_iter()
+            .map(|(offered, lost)| {
+                let sent = (offered * 2.0 / 8.0 / 1472.0) as u64;
+                let received_bps = (sent - lost) as f64 * 1472.0 * 8.0 / 2.0;
+                linkperf_core::run_result::ThroughputSeries {
+                    size_bytes: 1472,
+                    receiver_bps: Some(received_bps),
+                    sender_bps: Some(offered),
+                    intervals: Vec::new(),
+                    udp: Some(UdpSeries {
+                        offered_bps: Some(offered),
+                        sent,
+                        received: sent - lost,
+                        lost,
+                        loss_percent: Some(lost as f64 * 100.0 / sent as f64),
+                        out_of_order: 0,
+                        duplicates: 0,
+                        jitter_us: 12.5,
+                        stalls: 0,
+                        attribution: None,
+                    }),
+                    ..template.clone()
+                }
+            })
+            .collect()
+    }
+
+    /// A three-step sweep.
+    pub fn sweep_run() -> RunResult {
+        let trial =
+            ThroughputSpec { proto: Proto::Udp, sizes_bytes: vec![1472], duration_s: 2.0, ..ThroughputSpec::default() };
+        let mut run = latency_run();
+        run.parameters = Parameters::Sweep(SweepSpec { trial, rates_bps: vec![10e6, 20e6, 30e6], settle_s: 1.0 });
+        run.command = vec!["linkperf".into(), "sweep".into()];
+        run.series = Vec::new();
+        run.throughput = udp_rows();
+        run
+    }
+
+    /// A search of one payload size that found 10 Mbit/s, with its latency.
+    pub fn ratesearch_run() -> RunResult {
+        use linkperf_core::rate_search::ZeroLossRate;
+        let mut run = sweep_run();
+        let Parameters::Sweep(sweep) = run.parameters.clone() else { unreachable!() };
+        run.parameters = Parameters::Ratesearch(RateSearchSpec {
+            trial: sweep.trial,
+            frames_bytes: Some(vec![1518]),
+            loss_tolerance_percent: 0.0,
+            min_bps: Some(5e6),
+            max_bps: Some(30e6),
+            precision: 0.01,
+            settle_s: 1.0,
+            latency_probes_per_s: 100.0,
+        });
+        run.throughput.reverse();
+        let latency = latency_run().series[0].clone();
+        run.rate_search = vec![ZeroLossRate {
+            frame_bytes: Some(1518),
+            payload_bytes: 1472,
+            rate_bps: Some(10e6),
+            packets_per_s: Some(10e6 / 8.0 / 1472.0),
+            received_bps: run.throughput[2].receiver_bps,
+            min_bps: 5e6,
+            max_bps: 30e6,
+            max_source: "--max".into(),
+            trials: 3,
+            sender_limited: false,
+            complete: true,
+            link: None,
+            latency: Some(latency),
+            latency_load: run.throughput[2].udp.clone(),
+        }];
         run
     }
 }

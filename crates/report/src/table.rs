@@ -21,6 +21,14 @@ impl Reporter for TableReporter {
                 crate::throughput_table::write_body(spec, run, out)?;
                 return write_footer(run, out);
             }
+            Parameters::Sweep(_) => {
+                crate::characterise_table::write_sweep(run, out)?;
+                return write_footer(run, out);
+            }
+            Parameters::Ratesearch(spec) => {
+                crate::characterise_table::write_search(spec, run, out)?;
+                return write_footer(run, out);
+            }
         };
         writeln!(
             out,
@@ -101,6 +109,8 @@ fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
                 spec.size_bytes
             )?;
         }
+        Parameters::Sweep(spec) => crate::characterise_table::write_sweep_header(spec, &target, out)?,
+        Parameters::Ratesearch(spec) => crate::characterise_table::write_search_header(spec, &target, out)?,
         Parameters::Connect(spec) => {
             writeln!(out, "connect over {} to {target}", spec.proto.name())?;
             writeln!(
@@ -185,6 +195,20 @@ mod tests {
     fn throughput_table_matches_snapshot() {
         let mut out = Vec::new();
         TableReporter.render(&crate::fixture::throughput_run(), &mut out).expect("renders");
+        insta::assert_snapshot!(String::from_utf8_lossy(&out));
+    }
+
+    #[test]
+    fn sweep_table_matches_snapshot() {
+        let mut out = Vec::new();
+        TableReporter.render(&crate::fixture::sweep_run(), &mut out).expect("renders");
+        insta::assert_snapshot!(String::from_utf8_lossy(&out));
+    }
+
+    #[test]
+    fn ratesearch_table_matches_snapshot() {
+        let mut out = Vec::new();
+        TableReporter.render(&crate::fixture::ratesearch_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }
 

@@ -5,9 +5,12 @@ pub mod connect;
 pub mod idle;
 pub mod latency;
 pub mod output;
+pub mod ratesearch;
 pub mod serve;
+pub mod sweep;
 pub mod target;
 pub mod throughput;
+pub mod trial;
 pub mod value;
 
 /// Parses `argv` (without the program name) as one subcommand's arguments, for unit tests.

@@ -167,7 +167,7 @@ const DEFAULT_STREAM_SIZE: u64 = 1024 * 1024;
 /// The UDP datagram payload when none is given: the largest in a 1500-byte IPv4 packet.
 const DEFAULT_UDP_SIZE: u64 = 1472;
 
-fn check_sizes(proto: Proto, sizes: &[u64]) -> Result<(), UsageError> {
+pub(crate) fn check_sizes(proto: Proto, sizes: &[u64]) -> Result<(), UsageError> {
     use linkperf_proto::limits::MAX_UDP_PAYLOAD_IPV4;
     use linkperf_proto::STREAM_PROBE_BYTES;
     if sizes.contains(&0) {

@@ -4,7 +4,9 @@ pub mod connect;
 pub mod endpoint;
 pub mod idle;
 pub mod latency;
+pub mod ratesearch;
 pub mod serve;
+pub mod sweep;
 pub mod throughput;
 
 use linkperf_core::Proto;

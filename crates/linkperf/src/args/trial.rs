@@ -1,0 +1,92 @@
+//! Arguments shared by the commands that run series of UDP trials (`sweep`, `ratesearch`): direction,
+//! streams, pauses, batching and the link to compare with.
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use linkperf_core::spec::LinkSpec;
+use linkperf_core::{Direction, Proto, ThroughputSpec};
+
+use super::value;
+use crate::exit::UsageError;
+
+/// How the trials of a sweep or search run.
+#[derive(Debug, Clone, Args)]
+pub struct TrialArgs {
+    /// Which way the datagrams flow; bidir offers the rate both ways at once (a trial passes only if both
+    /// ways do).
+    #[arg(long, value_enum, default_value = "up")]
+    pub direction: TrialDirection,
+    /// Parallel streams per direction; the offered rate is split evenly over them.
+    #[arg(short = 'P', long, default_value_t = 1)]
+    pub streams: u16,
+    /// Pause after each trial, so that queues drain before the next.
+    #[arg(long, default_value = "1s", value_parser = value::duration)]
+    pub settle: Duration,
+    /// Compare rates with a link of this rate (bits per second, e.g. 100M, 1G) [default: the interface's
+    /// speed, when it reports one].
+    #[arg(long, value_parser = value::bit_rate)]
+    pub link_rate: Option<f64>,
+    /// Bytes each frame adds to its IP packet on that link: 38 for Ethernet (preamble 8, header 14, FCS 4,
+    /// gap 12).
+    #[arg(long, default_value_t = 38)]
+    pub link_overhead: u64,
+    /// The link's IP MTU [default: the interface's, or 1500].
+    #[arg(long)]
+    pub mtu: Option<u64>,
+    /// No segmentation offload (GSO) or receive coalescing (GRO): every datagram crosses the stack on its
+    /// own.
+    #[arg(long)]
+    pub no_gso: bool,
+    /// Most datagrams per send call (1 disables batching).
+    #[arg(long, default_value_t = linkperf_core::spec::DEFAULT_UDP_BATCH)]
+    pub batch: u32,
+}
+
+/// The directions a trial can take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TrialDirection {
+    /// The client sends.
+    Up,
+    /// The responder sends.
+    Down,
+    /// Both at once.
+    Bidir,
+}
+
+impl TrialArgs {
+    /// The UDP trial these arguments describe, for `sizes` and trials of `duration`, with its rate left
+    /// to the caller.
+    pub fn trial(&self, sizes: Vec<u64>, duration: Duration) -> Result<ThroughputSpec, UsageError> {
+        if self.streams == 0 || self.streams > 128 {
+            return Err(UsageError("--streams must be between 1 and 128".into()));
+        }
+        if duration < Duration::from_millis(100) {
+            return Err(UsageError("a trial must last at least 100ms".into()));
+        }
+        super::throughput::check_sizes(Proto::Udp, &sizes)?;
+        let phase = match self.direction {
+            TrialDirection::Up => Direction::Upload,
+            TrialDirection::Down => Direction::Download,
+            TrialDirection::Bidir => Direction::Bidirectional,
+        };
+        let duration_s = duration.as_secs_f64();
+        Ok(ThroughputSpec {
+            proto: Proto::Udp,
+            phases: vec![phase],
+            streams: self.streams,
+            sizes_bytes: sizes,
+            duration_s,
+            // Intervals of a second at most: they also set how long a receiver waits for a lost END.
+            interval_s: duration_s.min(1.0),
+            omit_intervals: 0,
+            buffer_bytes: None,
+            congestion: None,
+            discard: false,
+            rate: None,
+            link: Some(LinkSpec { rate_bps: self.link_rate, overhead_bytes: self.link_overhead, mtu_bytes: self.mtu }),
+            gso: !self.no_gso,
+            batch: self.batch.max(1),
+        })
+    }
+}

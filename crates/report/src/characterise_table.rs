@@ -1,0 +1,215 @@
+//! The table renderings of the link characterisation runs: the offered-rate sweep (one row per step and
+//! flow) and the zero-loss rate search (every trial, then the rate found per size, then the latency at it).
+
+use std::io::{self, Write};
+
+use linkperf_core::counters::HostCounters;
+use linkperf_core::rate_search::{sender_fell_short, Verdict};
+use linkperf_core::run_result::ThroughputSeries;
+use linkperf_core::throughput::Flow;
+use linkperf_core::units::format_size;
+use linkperf_core::{RateSearchSpec, RunResult, SweepSpec};
+
+/// Rates, in Mbit/s.
+fn mbit(bps: Option<f64>) -> String {
+    bps.map(|b| format!("{:.3}", b / 1e6)).unwrap_or_else(|| "-".into())
+}
+
+/// The header lines of a sweep.
+pub(crate) fn write_sweep_header(spec: &SweepSpec, target: &str, out: &mut dyn Write) -> io::Result<()> {
+    let phases: Vec<&str> = spec.trial.phases.iter().map(|p| p.name()).collect();
+    writeln!(
+        out,
+        "offered-rate sweep (RFC 2544 26.3) over udp to {target}: {}, {}-byte datagrams, {} s per step, {} s apart",
+        phases.join(" then "),
+        spec.trial.sizes_bytes.first().copied().unwrap_or(0),
+        spec.trial.duration_s,
+        spec.settle_s
+    )?;
+    writeln!(
+        out,
+        "Mbit/s of UDP payload (10^6 bit/s): offered as asked, sent as the sender achieved, received as read by the receiver;"
+    )?;
+    writeln!(
+        out,
+        "drops are the hosts' counter deltas over the step: receiver socket buffer, receiver interface, sender"
+    )
+}
+
+/// One row per step and flow.
+pub(crate) fn write_sweep(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "{:<9} {:>11} {:>11} {:>11} {:>17} {:>8} {:>10} {:>6} {:>7} {:>7} {:>8}  note",
+        "flow",
+        "offered",
+        "sent",
+        "received",
+        "lost/sent",
+        "loss %",
+        "jitter µs",
+        "ooo",
+        "rcvbuf",
+        "if drop",
+        "snd drop"
+    )?;
+    for s in run.throughput.iter().filter(|s| s.stream.is_none()) {
+        let Some(udp) = &s.udp else { continue };
+        let (sending, receiving) = ends(s);
+        let count = |host: Option<&HostCounters>, f: fn(&HostCounters) -> u64| {
+            host.map(|h| f(h).to_string()).unwrap_or_else(|| "-".into())
+        };
+        let mut notes = Vec::new();
+        if sender_fell_short(s) {
+            notes.push("sender fell short of the offered rate");
+        }
+        if !s.complete {
+            notes.push("* incomplete");
+        }
+        let row = format!(
+            "{:<9} {:>11} {:>11} {:>11} {:>17} {:>8} {:>10.2} {:>6} {:>7} {:>7} {:>8}  {}",
+            s.flow.name(),
+            mbit(udp.offered_bps),
+            mbit(s.sender_bps),
+            mbit(s.receiver_bps),
+            format!("{}/{}", udp.lost, udp.sent),
+            udp.loss_percent.map(|l| format!("{l:.3}")).unwrap_or_else(|| "-".into()),
+            udp.jitter_us,
+            udp.out_of_order,
+            count(receiving, |h| h.udp_rcvbuf_errors),
+            count(receiving, interface_drops),
+            count(sending, |h| h.udp_sndbuf_errors + h.interface.as_ref().map_or(0, |i| i.tx_dropped + i.tx_errors)),
+            notes.join("; ")
+        );
+        writeln!(out, "{}", row.trim_end())?;
+    }
+    Ok(())
+}
+
+/// The sending and receiving hosts' counters of a row.
+fn ends(s: &ThroughputSeries) -> (Option<&HostCounters>, Option<&HostCounters>) {
+    match s.flow {
+        Flow::Upload => (s.client_counters.as_ref(), s.responder_counters.as_ref()),
+        Flow::Download => (s.responder_counters.as_ref(), s.client_counters.as_ref()),
+    }
+}
+
+/// Receive drops of a host's interface and its backlog.
+fn interface_drops(h: &HostCounters) -> u64 {
+    h.interface.as_ref().map_or(0, |i| i.rx_dropped + i.rx_fifo + i.rx_errors) + h.softnet_dropped
+}
+
+/// The header lines of a rate search.
+pub(crate) fn write_search_header(spec: &RateSearchSpec, target: &str, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "zero-loss rate search (RFC 2544 26.1) over udp to {target}: {}, loss tolerance {} %, trials of {} s, {} s apart, precision {} %",
+        spec.trial.phases.first().map(|p| p.name()).unwrap_or("-"),
+        spec.loss_tolerance_percent,
+        spec.trial.duration_s,
+        spec.settle_s,
+        spec.precision * 100.0
+    )?;
+    writeln!(
+        out,
+        "Mbit/s of UDP payload (10^6 bit/s); a frame is an Ethernet frame from header to FCS, as RFC 2544 sizes them"
+    )
+}
+
+/// Every trial, then the rate found per size, then the latency at it.
+pub(crate) fn write_search(spec: &RateSearchSpec, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "trials:")?;
+    writeln!(
+        out,
+        "{:>7} {:<9} {:>11} {:>11} {:>11} {:>17} {:>8}  verdict",
+        "payload", "flow", "offered", "sent", "received", "lost/sent", "loss %"
+    )?;
+    for s in run.throughput.iter().filter(|s| s.stream.is_none()) {
+        let Some(udp) = &s.udp else { continue };
+        let verdict = match udp.offered_bps {
+            None => "probe of the sender's highest rate".to_string(),
+            Some(_) if !s.complete => "incomplete".to_string(),
+            Some(_) => Verdict::of(s, spec.loss_tolerance_percent).name().to_string(),
+        };
+        writeln!(
+            out,
+            "{:>7} {:<9} {:>11} {:>11} {:>11} {:>17} {:>8}  {verdict}",
+            s.size_bytes,
+            s.flow.name(),
+            udp.offered_bps.map(|b| format!("{:.3}", b / 1e6)).unwrap_or_else(|| "unpaced".into()),
+            mbit(s.sender_bps),
+            mbit(s.receiver_bps),
+            format!("{}/{}", udp.lost, udp.sent),
+            udp.loss_percent.map(|l| format!("{l:.3}")).unwrap_or_else(|| "-".into()),
+        )?;
+    }
+    writeln!(out, "\nhighest rate with at most {} % loss:", spec.loss_tolerance_percent)?;
+    writeln!(
+        out,
+        "{:>6} {:>7} {:>11} {:>12} {:>11} {:>9} {:>6}  searched between",
+        "frame", "payload", "Mbit/s", "frames/s", "received", "% link", "trials"
+    )?;
+    for r in &run.rate_search {
+        let mut notes = Vec::new();
+        if r.sender_limited {
+            notes.push("some trials sender-limited".to_string());
+        }
+        if !r.complete {
+            notes.push("* search incomplete: best so far".to_string());
+        }
+        writeln!(
+            out,
+            "{:>6} {:>7} {:>11} {:>12} {:>11} {:>9} {:>6}  {:.3} - {:.3} Mbit/s ({}){}",
+            r.frame_bytes.map(|f| f.to_string()).unwrap_or_else(|| "-".into()),
+            r.payload_bytes,
+            r.rate_bps.map(|b| format!("{:.3}", b / 1e6)).unwrap_or_else(|| "none".into()),
+            r.packets_per_s.map(|p| format!("{p:.0}")).unwrap_or_else(|| "-".into()),
+            mbit(r.received_bps),
+            r.link.as_ref().map(|l| format!("{:.2}", l.percent)).unwrap_or_else(|| "-".into()),
+            r.trials,
+            r.min_bps / 1e6,
+            r.max_bps / 1e6,
+            r.max_source,
+            if notes.is_empty() { String::new() } else { format!("; {}", notes.join("; ")) }
+        )?;
+    }
+    for r in &run.rate_search {
+        if let Some(link) = &r.link {
+            writeln!(out, "  {}: % of link = {}", format_size(r.payload_bytes), link.formula)?;
+        }
+    }
+    let with_latency: Vec<_> = run.rate_search.iter().filter(|r| r.latency.is_some()).collect();
+    if !with_latency.is_empty() {
+        writeln!(
+            out,
+            "\nlatency at that rate (RFC 2544 26.2): round trips in µs of probes sent beside a trial at the rate, {}/s",
+            spec.latency_probes_per_s
+        )?;
+        writeln!(
+            out,
+            "{:>7} {:>11} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>12}",
+            "payload", "Mbit/s", "probes", "min", "p50(typ)", "p99", "max", "lost", "load loss %"
+        )?;
+        for r in with_latency {
+            let Some(latency) = &r.latency else { continue };
+            let load_loss = r.latency_load.as_ref().and_then(|u| u.loss_percent);
+            match &latency.summary {
+                Some(m) => writeln!(
+                    out,
+                    "{:>7} {:>11} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>6} {:>12}",
+                    r.payload_bytes,
+                    mbit(r.rate_bps),
+                    m.count,
+                    m.min_us,
+                    m.p50_us,
+                    m.p99_us,
+                    m.max_us,
+                    latency.lost,
+                    load_loss.map(|l| format!("{l:.3}")).unwrap_or_else(|| "-".into())
+                )?,
+                None => writeln!(out, "{:>7} {:>11} no probe came back", r.payload_bytes, mbit(r.rate_bps))?,
+            }
+        }
+    }
+    Ok(())
+}
