@@ -108,6 +108,9 @@ pub struct Series {
     /// The idle gap before each timed message, in seconds (idle tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gap_s: Option<f64>,
+    /// The load running during the series, when measured under load (`None`: an idle path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::spec::Direction>,
     /// Round-trip (or connection) time statistics; `None` if nothing was measured.
     pub summary: Option<LatencySummary>,
     /// Completed transactions per second over the series' elapsed time (summed over sessions in an aggregate).
@@ -138,6 +141,7 @@ impl Series {
             size_bytes,
             session,
             gap_s: None,
+            load: None,
             summary: LatencySummary::from_histogram(histogram),
             transactions_per_s,
             lost: counters.lost,

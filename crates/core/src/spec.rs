@@ -95,6 +95,37 @@ pub struct LatencySpec {
     pub rate_per_s: Option<f64>,
     /// How long a reply may take: a UDP reply later than this counts as lost; a TCP/Unix one ends the run.
     pub timeout_s: f64,
+    /// Measure each size twice: idle, then while this load saturates the path (`None`: idle only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadSpec>,
+}
+
+/// A bulk transfer run beside a latency series, to measure latency under load (bufferbloat).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadSpec {
+    /// Which way the load flows (upload, download or bidirectional).
+    pub direction: Direction,
+    /// Parallel load streams per direction.
+    pub streams: u16,
+    /// The load's transport: TCP (Unix towards a Unix socket).
+    pub proto: Proto,
+    /// Seconds the load runs before the loaded series starts (to fill the queues), and after it ends.
+    pub lead_s: f64,
+}
+
+impl LoadSpec {
+    /// The throughput test that carries the load for a series of `series_s` seconds.
+    pub fn throughput(&self, series_s: f64) -> ThroughputSpec {
+        let duration_s = series_s + 2.0 * self.lead_s;
+        ThroughputSpec {
+            proto: self.proto,
+            phases: vec![self.direction],
+            streams: self.streams,
+            duration_s,
+            interval_s: duration_s.min(1.0),
+            ..ThroughputSpec::default()
+        }
+    }
 }
 
 /// A connection-establishment latency test (connect, request, first byte of response, close).

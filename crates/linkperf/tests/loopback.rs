@@ -302,3 +302,24 @@ fn a_rate_search_reports_its_trials_its_rate_and_the_latency_at_it() {
         None => assert!(trials.iter().all(|t| t["udp"]["lost"].as_u64() > Some(0) || t["complete"] == false)),
     }
 }
+
+#[test]
+fn latency_under_load_measures_each_size_idle_then_beside_the_load() {
+    let output = linkperf()
+        .args(["latency", "--under-load", "up", "--duration", "500ms", "--size", "64,1k", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let result = json(&output.stdout);
+    let series = result["series"].as_array().unwrap();
+    let shape: Vec<(u64, Option<&str>)> =
+        series.iter().map(|s| (s["size_bytes"].as_u64().unwrap(), s["load"].as_str())).collect();
+    assert_eq!(shape, vec![(64, None), (64, Some("upload")), (1024, None), (1024, Some("upload"))]);
+    assert!(series.iter().all(|s| s["summary"]["count"].as_u64().unwrap() > 0));
+    let load = result["throughput"].as_array().unwrap();
+    assert_eq!(load.len(), 2, "one load per size: {load:?}");
+    // The load runs 2 s before and after the 0.5 s series.
+    for row in load {
+        assert!(row["receiver_bps"].as_f64().unwrap() > 0.0 && row["window_s"].as_f64().unwrap() > 4.0, "{row}");
+    }
+}

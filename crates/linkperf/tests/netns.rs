@@ -345,3 +345,28 @@ fn a_sweep_loses_nothing_below_the_shaped_rate_and_more_above_it() {
         assert!((received - capacity_bps).abs() <= capacity_bps * 0.03, "{row}");
     }
 }
+
+#[test]
+fn latency_under_load_exceeds_idle_latency_on_a_link_with_a_deep_queue() {
+    let Some(net) = TestNet::create() else { return };
+    // 1 MB of queue at 20 Mbit/s is 400 ms when full.
+    net.shape("20mbit", "20000");
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    let output = net
+        .client_command(&["latency", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--under-load", "up"])
+        .args(["--duration", "3s", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let result = json(&output.stdout);
+    let p50 = |i: usize| result["series"][i]["summary"]["p50_us"].as_f64().unwrap();
+    let (idle, loaded) = (p50(0), p50(1));
+    let goodput = result["throughput"][0]["receiver_bps"].as_f64().unwrap();
+    eprintln!("p50 idle {idle:.1} us, under load {loaded:.1} us; load {:.2} Mbit/s", goodput / 1e6);
+    assert_eq!(result["series"][1]["load"], "upload");
+    // The load queues ahead of the requests. How much depends on its congestion control: cubic fills the
+    // 400 ms queue, bbr keeps a few ms in it (5.4 ms here); either is more than 2 ms and ten times idle.
+    assert!(loaded > idle + 2_000.0 && loaded > 10.0 * idle, "idle {idle} us, loaded {loaded} us");
+    // The load kept the link busy.
+    assert!(goodput > 20e6 * 0.8, "load goodput {goodput}");
+}

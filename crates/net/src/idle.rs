@@ -34,6 +34,7 @@ pub fn run_idle(
         sessions,
         rate_per_s: None,
         timeout_s: spec.timeout_s,
+        load: None,
     };
     check_spec(target, &latency)?;
     let mut control = ControlClient::connect(target, key, Duration::from_secs_f64(spec.timeout_s))?;

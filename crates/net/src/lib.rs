@@ -24,6 +24,7 @@ pub mod tcp_info;
 pub mod throughput;
 pub mod transport;
 pub mod udp_stream;
+pub mod under_load;
 
 pub use control::ControlClient;
 pub use error::NetError;

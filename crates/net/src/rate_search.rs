@@ -220,6 +220,7 @@ impl Search<'_> {
             sessions: 1,
             rate_per_s: Some(spec.latency_probes_per_s),
             timeout_s: 1.0,
+            load: None,
         };
         let probe_bps = spec.latency_probes_per_s * size as f64 * 8.0;
         let load = spec.trial_at((rate - probe_bps).max(rate / 2.0));

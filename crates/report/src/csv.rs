@@ -7,7 +7,7 @@ use linkperf_core::RunResult;
 use crate::Reporter;
 
 /// Column names; units are part of each name.
-pub const COLUMNS: &str = "test,proto,size_bytes,session,count,min_us,mean_us,stddev_us,p50_us,p90_us,p99_us,p999_us,max_us,transactions_per_s,lost,late,elapsed_s,complete";
+pub const COLUMNS: &str = "test,proto,size_bytes,session,count,min_us,mean_us,stddev_us,p50_us,p90_us,p99_us,p999_us,max_us,transactions_per_s,lost,late,elapsed_s,complete,load";
 
 /// Column names of throughput rows.
 pub const THROUGHPUT_COLUMNS: &str = "test,proto,phase,size_bytes,flow,stream,receiver_bps,sender_bps,receiver_bytes,sender_bytes,window_s,messages_per_s,us_per_message,retransmits,cwnd_bytes,srtt_us,congestion,offered_bps,sent_datagrams,received_datagrams,lost_datagrams,loss_percent,out_of_order,duplicates,jitter_us,stalls,complete";
@@ -21,11 +21,11 @@ pub struct CsvReporter;
 
 impl Reporter for CsvReporter {
     fn render(&self, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
-        if !run.rate_search.is_empty() {
-            return render_rate_search(run, out);
-        }
-        if !run.throughput.is_empty() {
-            return render_throughput(run, out);
+        use linkperf_core::run_result::Parameters;
+        match run.parameters {
+            Parameters::Ratesearch(_) => return render_rate_search(run, out),
+            Parameters::Throughput(_) | Parameters::Sweep(_) => return render_throughput(run, out),
+            _ => {}
         }
         writeln!(out, "{COLUMNS}")?;
         let test = run.parameters.test_name();
@@ -41,14 +41,15 @@ impl Reporter for CsvReporter {
             };
             writeln!(
                 out,
-                "{test},{proto},{},{},{stats},{:.3},{},{},{:.6},{}",
+                "{test},{proto},{},{},{stats},{:.3},{},{},{:.6},{},{}",
                 opt(s.size_bytes.map(|v| v.to_string())),
                 opt(s.session.map(|v| v.to_string())),
                 s.transactions_per_s,
                 s.lost,
                 s.late,
                 s.elapsed_s,
-                s.complete
+                s.complete,
+                s.load.map_or("", |d| d.name())
             )?;
         }
         Ok(())

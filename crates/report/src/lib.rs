@@ -50,6 +50,7 @@ pub(crate) mod fixture {
     //! A fixed result for snapshot tests.
 
     use linkperf_core::run_result::{Endpoints, Parameters, SeriesCounters, Target, ToolInfo};
+    use linkperf_core::spec::LoadSpec;
     use linkperf_core::*;
 
     /// A two-size, two-session TCP latency run with fixed samples.
@@ -90,6 +91,7 @@ pub(crate) mod fixture {
                 sessions: 2,
                 rate_per_s: None,
                 timeout_s: 2.0,
+                load: None,
             }),
             target: Target { host: "embedded".into(), address: "127.0.0.1:5250".into() },
             endpoints: Endpoints { client: host.clone(), responder: host },
@@ -248,6 +250,23 @@ pub(crate) mod fixture {
             latency: Some(latency),
             latency_load: run.throughput[2].udp.clone(),
         }];
+        run
+    }
+
+    /// One size idle and under an upload load, with the load's row.
+    pub fn under_load_run() -> RunResult {
+        let mut run = latency_run();
+        let Parameters::Latency(spec) = &mut run.parameters else { unreachable!() };
+        spec.sessions = 1;
+        spec.sizes_bytes = vec![64];
+        spec.load = Some(LoadSpec { direction: Direction::Upload, streams: 1, proto: Proto::Tcp, lead_s: 2.0 });
+        let idle = run.series[0].clone();
+        let mut h = RttHistogram::new();
+        (1..=100u64).for_each(|i| h.record(400_000 + i * 1_000));
+        let counters = SeriesCounters { lost: 0, late: 0, elapsed_s: 1.0, complete: true };
+        let loaded = Series { load: Some(Direction::Upload), ..Series::new(Some(64), None, &h, counters) };
+        run.series = vec![idle, loaded];
+        run.throughput = vec![throughput_run().throughput[0].clone()];
         run
     }
 }

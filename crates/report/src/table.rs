@@ -30,6 +30,10 @@ impl Reporter for TableReporter {
                 return write_footer(run, out);
             }
         };
+        let loaded = matches!(&run.parameters, Parameters::Latency(spec) if spec.load.is_some());
+        if loaded {
+            write!(out, "{:<13} ", "load")?;
+        }
         writeln!(
             out,
             "{:>6} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>6}",
@@ -48,7 +52,13 @@ impl Reporter for TableReporter {
             "lost"
         )?;
         for series in &run.series {
+            if loaded {
+                write!(out, "{:<13} ", series.load.map_or("idle", |d| d.name()))?;
+            }
             write_row(series, out)?;
+        }
+        if loaded {
+            write_under_load(run, out)?;
         }
         write_footer(run, out)
     }
@@ -71,6 +81,16 @@ fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
                 spec.wait.name()
             )?;
             writeln!(out, "round-trip times in µs; request and reply each carry SIZE bytes of payload")?;
+            if let Some(load) = &spec.load {
+                writeln!(
+                    out,
+                    "each size idle, then beside a {} {} load of {} stream(s) per direction that starts {} s before the series",
+                    load.proto.name(),
+                    load.direction.name(),
+                    load.streams,
+                    load.lead_s
+                )?;
+            }
         }
         Parameters::Throughput(spec) => {
             let phases: Vec<&str> = spec.phases.iter().map(|p| p.name()).collect();
@@ -156,6 +176,44 @@ fn write_row(series: &Series, out: &mut dyn Write) -> io::Result<()> {
     }
 }
 
+/// Idle against loaded latency per size, and the load's throughput.
+fn write_under_load(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "\nlatency under load, typical (p50) and p99 round trip, idle -> loaded:")?;
+    let aggregates: Vec<&Series> = run.series.iter().filter(|s| s.session.is_none()).collect();
+    for pair in aggregates.windows(2) {
+        let (idle, loaded) = (pair[0], pair[1]);
+        let (Some(i), Some(l), None, Some(direction)) = (&idle.summary, &loaded.summary, idle.load, loaded.load) else {
+            continue;
+        };
+        writeln!(
+            out,
+            "  {:>6}: p50 {:.2} -> {:.2} µs ({:+.2} µs, x{:.2}), p99 {:.2} -> {:.2} µs, under {} load",
+            idle.size_bytes.map(format_size).unwrap_or_else(|| "-".into()),
+            i.p50_us,
+            l.p50_us,
+            l.p50_us - i.p50_us,
+            l.p50_us / i.p50_us.max(1e-9),
+            i.p99_us,
+            l.p99_us,
+            direction.name()
+        )?;
+    }
+    writeln!(out, "the load (bulk transfer beside each loaded series, goodput read by its receiver):")?;
+    for s in run.throughput.iter().filter(|s| s.stream.is_none()) {
+        let what = match s.phase {
+            linkperf_core::Direction::Upload | linkperf_core::Direction::Download => s.flow.name().to_string(),
+            phase => format!("{}, {}", phase.name(), s.flow.name()),
+        };
+        writeln!(
+            out,
+            "  {what}: {} Mbit/s over {:.2} s",
+            s.receiver_bps.map(|b| format!("{:.2}", b / 1e6)).unwrap_or_else(|| "-".into()),
+            s.window_s
+        )?;
+    }
+    Ok(())
+}
+
 fn write_footer(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     for warning in &run.warnings {
         writeln!(out, "\nwarning: {warning}")?;
@@ -209,6 +267,13 @@ mod tests {
     fn ratesearch_table_matches_snapshot() {
         let mut out = Vec::new();
         TableReporter.render(&crate::fixture::ratesearch_run(), &mut out).expect("renders");
+        insta::assert_snapshot!(String::from_utf8_lossy(&out));
+    }
+
+    #[test]
+    fn under_load_table_matches_snapshot() {
+        let mut out = Vec::new();
+        TableReporter.render(&crate::fixture::under_load_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }
 

@@ -14,7 +14,7 @@ use crate::exit::UsageError;
 pub const LONG_ABOUT: &str = "Round-trip latency: the client sends SIZE bytes, the responder sends them back, and each round trip is timed. Reports count, min, mean, stddev, p50 (typ), p90, p99, p99.9, max, transactions/s and lost replies per message size, always as full round trips (never halved).";
 
 /// Examples shown after the options in `--help`.
-const EXAMPLES: &str = "Examples:\n  linkperf latency                                  64-byte TCP round trips on loopback\n  linkperf latency 198.18.0.2 --size 64,256,1k,4k,16k,64k\n  linkperf latency HOST --proto udp --wait spin --duration 10s\n  linkperf latency HOST --sessions 8 --size 1      8 concurrent sessions, each and aggregate\n  linkperf latency HOST --rate 1k                   open loop: 1000 requests/s on a fixed schedule";
+const EXAMPLES: &str = "Examples:\n  linkperf latency                                  64-byte TCP round trips on loopback\n  linkperf latency 198.18.0.2 --size 64,256,1k,4k,16k,64k\n  linkperf latency HOST --proto udp --wait spin --duration 10s\n  linkperf latency HOST --sessions 8 --size 1      8 concurrent sessions, each and aggregate\n  linkperf latency HOST --rate 1k                   open loop: 1000 requests/s on a fixed schedule\n  linkperf latency HOST --under-load up --duration 10s   idle, then beside a TCP upload (bufferbloat)";
 
 /// Arguments of `linkperf latency`.
 #[derive(Debug, Clone, Args)]
@@ -52,12 +52,34 @@ pub struct LatencyArgs {
     /// How long a reply may take: a later UDP reply counts as lost, a TCP/Unix one ends the run.
     #[arg(long, default_value = "2s", value_parser = value::duration)]
     pub timeout: Duration,
+    /// Measure each size twice, idle and then while bulk TCP saturates the path this way (bufferbloat);
+    /// each series runs for --duration [default: 10s].
+    #[arg(long, value_enum, value_name = "DIRECTION")]
+    pub under_load: Option<LoadDirection>,
+    /// Parallel TCP streams of the load, per direction.
+    #[arg(long, default_value_t = 1, requires = "under_load")]
+    pub load_streams: u16,
     #[command(flatten)]
     pub output: OutputArgs,
 }
 
 /// The default number of timed round trips per size.
 const DEFAULT_COUNT: u64 = 10_000;
+/// The default length of each series under load.
+const DEFAULT_LOADED_S: f64 = 10.0;
+/// How long the load runs before a loaded series starts, and after it ends.
+const LOAD_LEAD_S: f64 = 2.0;
+
+/// Which way the load of `--under-load` flows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LoadDirection {
+    /// The client sends the load.
+    Up,
+    /// The responder sends the load.
+    Down,
+    /// Both at once.
+    Bidir,
+}
 
 impl TryFrom<&LatencyArgs> for LatencySpec {
     type Error = UsageError;
@@ -73,7 +95,32 @@ impl TryFrom<&LatencyArgs> for LatencySpec {
         if args.timeout.is_zero() {
             return Err(UsageError("--timeout must be above zero".into()));
         }
-        let stop = value::stop_condition(args.count, args.duration, DEFAULT_COUNT)?;
+        let (stop, load) = match args.under_load {
+            None => (value::stop_condition(args.count, args.duration, DEFAULT_COUNT)?, None),
+            Some(direction) => {
+                if args.count.is_some() {
+                    return Err(UsageError(
+                        "--under-load runs each series for a time, so that the load can be sized: use --duration, not --count"
+                            .into(),
+                    ));
+                }
+                if args.load_streams == 0 || args.load_streams > 128 {
+                    return Err(UsageError("--load-streams must be between 1 and 128".into()));
+                }
+                let seconds = args.duration.map_or(DEFAULT_LOADED_S, |d| d.as_secs_f64());
+                let load = linkperf_core::spec::LoadSpec {
+                    direction: match direction {
+                        LoadDirection::Up => linkperf_core::Direction::Upload,
+                        LoadDirection::Down => linkperf_core::Direction::Download,
+                        LoadDirection::Bidir => linkperf_core::Direction::Bidirectional,
+                    },
+                    streams: args.load_streams,
+                    proto: if proto == Proto::Unix { Proto::Unix } else { Proto::Tcp },
+                    lead_s: LOAD_LEAD_S,
+                };
+                (value::stop_condition(None, Some(Duration::from_secs_f64(seconds)), DEFAULT_COUNT)?, Some(load))
+            }
+        };
         Ok(LatencySpec {
             proto,
             sizes_bytes: args.size.0.clone(),
@@ -83,6 +130,7 @@ impl TryFrom<&LatencyArgs> for LatencySpec {
             sessions: args.sessions,
             rate_per_s: args.rate,
             timeout_s: args.timeout.as_secs_f64(),
+            load,
         })
     }
 }
@@ -120,5 +168,21 @@ mod tests {
         assert!(spec(&["--count", "5", "--duration", "1s"]).is_err());
         assert!(spec(&["--proto", "sctp"]).is_err());
         assert!(spec(&["--size", "12q"]).is_err());
+        assert!(spec(&["--under-load", "up", "--count", "10"]).unwrap_err().contains("--duration"));
+        assert!(spec(&["--load-streams", "2"]).is_err(), "needs --under-load");
+        assert!(spec(&["--under-load", "sideways"]).is_err());
+    }
+
+    #[test]
+    fn under_load_series_run_for_a_time_beside_a_tcp_load() {
+        let spec = spec(&["--under-load", "bidir", "--load-streams", "4", "--proto", "udp"]).unwrap();
+        assert_eq!(spec.stop, StopCondition::DurationS(10.0));
+        let load = spec.load.unwrap();
+        assert_eq!(
+            (load.direction, load.streams, load.proto),
+            (linkperf_core::Direction::Bidirectional, 4, Proto::Tcp)
+        );
+        // The load covers the series and its lead on both sides.
+        assert_eq!(load.throughput(10.0).duration_s, 14.0);
     }
 }

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use linkperf_core::run_result::Parameters;
 use linkperf_core::LatencySpec;
-use linkperf_net::latency::run_latency;
+use linkperf_net::under_load::run_latency_under_load;
 
 use crate::args::latency::LatencyArgs;
 use crate::cmd::Prepared;
@@ -14,7 +14,10 @@ use crate::output::{self, Measured};
 pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let spec = LatencySpec::try_from(&args)?;
     let Prepared { key, endpoint, progress, started_at } = Prepared::new(&args.target, spec.proto, &args.output)?;
-    let run = run_latency(&endpoint.target, key.as_deref(), &spec, &progress)?;
+    // Without --under-load this is the plain latency test.
+    let run = run_latency_under_load(&endpoint.target, key.as_deref(), &spec, &progress)?;
     progress.finish();
-    output::conclude(Parameters::Latency(spec), &endpoint, Measured::series(run), started_at, args.output.format())
+    let (mut measured, error) = Measured::series(run.latency);
+    measured.throughput = run.load;
+    output::conclude(Parameters::Latency(spec), &endpoint, (measured, error), started_at, args.output.format())
 }
