@@ -20,7 +20,7 @@ pub use histogram::RttHistogram;
 pub use host_facts::HostFacts;
 pub use run_result::{RunResult, RunStatus, Series, SCHEMA_VERSION};
 pub use spec::{
-    ConnectSpec, Direction, IdleSpec, LatencySpec, Proto, RateSearchSpec, StopCondition, SweepSpec, ThroughputSpec,
-    WaitMode,
+    BurstSpec, ConnectSpec, Direction, IdleSpec, LatencySpec, Proto, RateSearchSpec, StopCondition, SweepSpec,
+    ThroughputSpec, WaitMode,
 };
 pub use summary::LatencySummary;

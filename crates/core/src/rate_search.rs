@@ -145,6 +145,90 @@ impl BinarySearch {
     }
 }
 
+/// The search of RFC 2544 section 26.4 for the longest burst without loss, over whole lengths from 1 to
+/// `max`: first `max`; then halving the range between the longest that passed and the shortest that did
+/// not, down to one datagram.
+#[derive(Debug, Clone)]
+pub struct LengthSearch {
+    /// The longest length that passed (0: none yet).
+    passed: u64,
+    /// The shortest length that did not pass (`max + 1` before any did not).
+    failed: u64,
+    next: Option<u64>,
+}
+
+impl LengthSearch {
+    /// A search up to `max` datagrams (at least 1).
+    pub fn new(max: u64) -> Self {
+        let max = max.max(1);
+        Self { passed: 0, failed: max + 1, next: Some(max) }
+    }
+
+    /// The most trials a search up to `max` takes.
+    pub fn max_trials(max: u64) -> u32 {
+        1 + (max.max(1) as f64).log2().ceil() as u32
+    }
+
+    /// The length of the next trial, or `None` when the search is over.
+    pub fn next(&self) -> Option<u64> {
+        self.next
+    }
+
+    /// The longest length that passed (0 if even one datagram was lost).
+    pub fn longest(&self) -> u64 {
+        self.passed
+    }
+
+    /// Records whether the burst of [`LengthSearch::next`] arrived whole, and chooses the next length.
+    pub fn record(&mut self, passed: bool) {
+        let Some(length) = self.next else { return };
+        if passed {
+            self.passed = self.passed.max(length);
+        } else {
+            self.failed = self.failed.min(length);
+        }
+        self.next = (self.failed - self.passed > 1).then(|| self.passed + (self.failed - self.passed) / 2);
+    }
+}
+
+/// The longest bursts without loss of one size, over the repetitions of its search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BurstResult {
+    /// The Ethernet frame size, when sizes were given as frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_bytes: Option<u64>,
+    /// The UDP payload of each datagram.
+    pub payload_bytes: u64,
+    /// The longest burst that arrived whole, per finished repetition, in datagrams.
+    pub lengths: Vec<u64>,
+    /// The shortest of `lengths`.
+    pub min: Option<u64>,
+    /// Their median (the typical value).
+    pub typ: Option<u64>,
+    /// The longest of `lengths`.
+    pub max: Option<u64>,
+    /// The longest burst tried: a repetition that reached it found no limit below it.
+    pub max_datagrams: u64,
+    /// The rate at which the sender sent the longest whole bursts (median over repetitions), bits per
+    /// second of UDP payload.
+    pub sender_bps: Option<f64>,
+    /// Trials run.
+    pub trials: u32,
+    /// Whether every repetition ran to its end.
+    pub complete: bool,
+}
+
+impl BurstResult {
+    /// Fills `min`, `typ` and `max` from `lengths`.
+    pub fn summarise(&mut self) {
+        let mut sorted = self.lengths.clone();
+        sorted.sort_unstable();
+        self.min = sorted.first().copied();
+        self.max = sorted.last().copied();
+        self.typ = (!sorted.is_empty()).then(|| sorted[(sorted.len() - 1) / 2]);
+    }
+}
+
 /// The outcome of one frame size's search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ZeroLossRate {
@@ -241,6 +325,39 @@ mod tests {
         assert_eq!(BinarySearch::max_trials(0.1e6, 100e6, 0.01), 13);
         assert_eq!(BinarySearch::max_trials(60e6, 100e6, 0.01), 9);
         assert_eq!(BinarySearch::max_trials(60e6, 100e6, 0.5), 3);
+    }
+
+    #[test]
+    fn the_length_search_finds_the_longest_whole_burst_exactly() {
+        for (max, limit) in [(100_000u64, 673u64), (100_000, 0), (100_000, 100_000), (1, 1), (1000, 999), (7, 3)] {
+            let mut search = LengthSearch::new(max);
+            let mut trials = 0;
+            while let Some(length) = search.next() {
+                search.record(length <= limit);
+                trials += 1;
+            }
+            assert_eq!(search.longest(), limit.min(max), "max {max}, limit {limit}");
+            assert!(trials <= LengthSearch::max_trials(max), "{trials} trials for max {max}");
+        }
+        assert_eq!(LengthSearch::max_trials(100_000), 18);
+    }
+
+    #[test]
+    fn burst_results_summarise_as_min_median_max() {
+        let mut result = BurstResult {
+            frame_bytes: None,
+            payload_bytes: 1472,
+            lengths: vec![680, 650, 700, 660],
+            min: None,
+            typ: None,
+            max: None,
+            max_datagrams: 1000,
+            sender_bps: None,
+            trials: 40,
+            complete: true,
+        };
+        result.summarise();
+        assert_eq!((result.min, result.typ, result.max), (Some(650), Some(660), Some(700)));
     }
 
     #[test]

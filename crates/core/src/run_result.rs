@@ -30,6 +30,8 @@ pub enum Parameters {
     Sweep(crate::spec::SweepSpec),
     /// A zero-loss rate search.
     Ratesearch(crate::spec::RateSearchSpec),
+    /// A back-to-back burst search.
+    Burst(crate::spec::BurstSpec),
 }
 
 impl Parameters {
@@ -42,6 +44,7 @@ impl Parameters {
             Parameters::Idle(_) => "idle",
             Parameters::Sweep(_) => "sweep",
             Parameters::Ratesearch(_) => "ratesearch",
+            Parameters::Burst(_) => "burst",
         }
     }
 
@@ -54,6 +57,7 @@ impl Parameters {
             Parameters::Idle(spec) => spec.proto,
             Parameters::Sweep(spec) => spec.trial.proto,
             Parameters::Ratesearch(spec) => spec.trial.proto,
+            Parameters::Burst(spec) => spec.trial.proto,
         }
     }
 }
@@ -314,6 +318,9 @@ pub struct RunResult {
     /// The zero-loss rate found for each size, by a rate search.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rate_search: Vec<crate::rate_search::ZeroLossRate>,
+    /// The longest whole bursts found for each size, by a burst search.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bursts: Vec<crate::rate_search::BurstResult>,
     /// Cautions about the figures (e.g. an end was CPU-bound), for people reading them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

@@ -232,6 +232,9 @@ pub struct ThroughputSpec {
     /// UDP: most datagrams handed to the kernel in one send call.
     #[serde(default = "default_batch")]
     pub batch: u32,
+    /// UDP: each stream sends at most this many datagrams, then ends (a burst; `None`: for the duration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagrams: Option<u64>,
 }
 
 fn enabled() -> bool {
@@ -265,6 +268,7 @@ impl Default for ThroughputSpec {
             link: None,
             gso: true,
             batch: DEFAULT_UDP_BATCH,
+            datagrams: None,
         }
     }
 }
@@ -373,5 +377,37 @@ impl RateSearchSpec {
     /// How long measuring the sender's unpaced rate takes, per size, when no upper bound is given.
     pub fn probe_time_s(&self) -> f64 {
         SENDER_PROBE_S + TRIAL_OVERHEAD_S + self.settle_s
+    }
+}
+
+/// Back-to-back frames (RFC 2544 section 26.4): per datagram size, the longest burst sent as fast as the
+/// sender can that arrives without loss, found by a search over burst lengths, repeated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BurstSpec {
+    /// The trial: UDP, one stream, its direction, the payload sizes; `duration_s` is the longest a burst
+    /// may take to send. Its `datagrams` is left empty: each trial sets its burst length.
+    pub trial: ThroughputSpec,
+    /// The Ethernet frame sizes the payloads were derived from, when sizes were given as frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames_bytes: Option<Vec<u64>>,
+    /// The longest burst tried, in datagrams.
+    pub max_datagrams: u64,
+    /// Searches per size (min/typ/max are over them).
+    pub repeat: u32,
+    /// Pause after each trial, in seconds.
+    pub settle_s: f64,
+}
+
+impl BurstSpec {
+    /// The trial of a burst of `datagrams`.
+    pub fn trial_of(&self, datagrams: u64) -> ThroughputSpec {
+        ThroughputSpec { datagrams: Some(datagrams), rate: None, ..self.trial.clone() }
+    }
+
+    /// The longest the searches can take, in seconds.
+    pub fn time_bound_s(&self) -> f64 {
+        let trials = crate::rate_search::LengthSearch::max_trials(self.max_datagrams) * self.repeat;
+        let per_trial = self.trial.duration_s + TRIAL_OVERHEAD_S + self.settle_s;
+        (self.trial.sizes_bytes.len() as u64 * u64::from(trials)) as f64 * per_trial
     }
 }

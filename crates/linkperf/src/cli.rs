@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
+use crate::args::burst::BurstArgs;
 use crate::args::connect::ConnectArgs;
 use crate::args::idle::IdleArgs;
 use crate::args::latency::LatencyArgs;
@@ -47,6 +48,9 @@ pub enum Command {
     /// Zero-loss rate: the highest UDP rate without loss per frame size, and the latency at it (RFC 2544).
     #[command(long_about = crate::args::ratesearch::LONG_ABOUT)]
     Ratesearch(RateSearchArgs),
+    /// Back-to-back frames: the longest burst that arrives whole, min/typ/max (RFC 2544 26.4).
+    #[command(long_about = crate::args::burst::LONG_ABOUT)]
+    Burst(BurstArgs),
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         Command::Idle(args) => cmd::idle::run(args),
         Command::Sweep(args) => cmd::sweep::run(args),
         Command::Ratesearch(args) => cmd::ratesearch::run(args),
+        Command::Burst(args) => cmd::burst::run(args),
     };
     match result {
         Ok(code) => code,

@@ -21,6 +21,8 @@ pub struct Measured {
     pub throughput: Vec<ThroughputSeries>,
     /// Zero-loss rates found by a rate search.
     pub rate_search: Vec<linkperf_core::rate_search::ZeroLossRate>,
+    /// The longest whole bursts found by a burst search.
+    pub bursts: Vec<linkperf_core::rate_search::BurstResult>,
     /// Cautions about the figures.
     pub warnings: Vec<String>,
 }
@@ -79,6 +81,7 @@ pub fn build(
         series: measured.series,
         throughput: measured.throughput,
         rate_search: measured.rate_search,
+        bursts: measured.bursts,
         warnings: measured.warnings,
         status: match error {
             Some(e) => RunStatus::Partial { error: e.to_string() },

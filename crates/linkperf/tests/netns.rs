@@ -370,3 +370,29 @@ fn latency_under_load_exceeds_idle_latency_on_a_link_with_a_deep_queue() {
     // The load kept the link busy.
     assert!(goodput > 20e6 * 0.8, "load goodput {goodput}");
 }
+
+#[test]
+fn the_longest_whole_burst_is_what_the_shaper_can_hold() {
+    let Some(net) = TestNet::create() else { return };
+    // A burst faster than the link fills the shaper's bucket (20 000 bytes) and then its queue (150 000
+    // bytes); the rest is dropped. A 1472-byte datagram is a 1514-byte frame to the shaper.
+    net.shape_with_queue("20mbit", "20000", "150000");
+    let expected = (20_000.0 + 150_000.0) / 1514.0;
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    let started = std::time::Instant::now();
+    let output = net
+        .client_command(&["burst", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--payload", "1472"])
+        .args(["--max-burst", "1000", "--repeat", "3", "--json"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(elapsed <= announced_seconds(&stderr), "took {elapsed} s: {stderr}");
+    let result = json(&output.stdout);
+    let burst = &result["bursts"][0];
+    eprintln!("bursts {} (expected about {expected:.0}) in {elapsed:.1} s", burst["lengths"]);
+    let typ = burst["typ"].as_f64().unwrap();
+    assert!((typ - expected).abs() <= expected * 0.1, "{burst}");
+    assert_eq!(burst["lengths"].as_array().unwrap().len(), 3);
+}

@@ -5,6 +5,7 @@
 //! output or parse command lines. Every blocking call here has a timeout, so no peer can hang a test or the
 //! responder.
 
+pub mod burst;
 pub mod clock;
 pub mod connect;
 pub mod control;

@@ -139,6 +139,7 @@ fn measure(
             gso: spec.gso,
             batch: spec.batch,
             alternating: phase == Direction::Alternating,
+            datagrams: spec.datagrams,
         })
         .map_err(|e| (Vec::new(), e))?;
     let headers: Vec<StreamHeader> = flows
@@ -330,6 +331,7 @@ fn run_streams(
                                 moved: None,
                                 turn: Some(upload_turn),
                                 quiet_end: crate::udp_stream::quiet_end(Duration::from_nanos(interval_ns)),
+                                limit: spec.datagrams,
                             };
                             let mut ticker = Ticker::new(reporter, epoch);
                             let mut cancelled = || ticker.tick(Instant::now());

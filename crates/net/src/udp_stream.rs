@@ -76,6 +76,8 @@ pub struct UdpStream<'a> {
     /// How long a receiver waits after the last datagram, once data has flowed, before it stops by itself
     /// (longer than the other direction's turns when the directions alternate).
     pub quiet_end: Duration,
+    /// A sender's most datagrams (a burst): it ends after them, or at its duration if that comes first.
+    pub limit: Option<u64>,
 }
 
 /// How long a paced batch may span: longer batches would be bursts at the scale of the schedule.
@@ -126,13 +128,20 @@ impl UdpStream<'_> {
                 }
                 scheduled += batch as u64;
             }
+            // A burst's last call sends only what is left of it.
+            let left =
+                self.limit.map_or(batch, |limit| limit.saturating_sub(stats.datagrams).min(batch as u64) as usize);
+            if left == 0 {
+                break;
+            }
+            let batch_bytes = &mut buffer[..left * size];
             let sent_ns = now.duration_since(epoch).as_nanos() as u32;
-            for (k, datagram) in buffer.chunks_mut(size).enumerate() {
+            for (k, datagram) in batch_bytes.chunks_mut(size).enumerate() {
                 StreamProbe { token: self.token, sequence: stats.datagrams + k as u64, sent_ns }.write_to(datagram);
             }
             let sent = match batching {
-                Batching::Messages => send_messages(self.socket, &buffer, size),
-                _ => self.socket.send(&buffer),
+                Batching::Messages => send_messages(self.socket, batch_bytes, size),
+                _ => self.socket.send(batch_bytes),
             };
             match sent {
                 Ok(n) => {

@@ -173,6 +173,7 @@ mod tests {
             gso: true,
             batch: 1,
             alternating: false,
+            datagrams: None,
         }
     }
 

@@ -164,6 +164,9 @@ pub enum TestRequest {
         /// The directions take turns: the responder's download streams wait for a `Turn` to send.
         #[serde(default)]
         alternating: bool,
+        /// UDP: each stream sends at most this many datagrams, unpaced, then ends (a burst).
+        #[serde(default)]
+        datagrams: Option<u64>,
     },
     /// Connection-establishment probes: the responder answers each with one byte and closes.
     Connect {

@@ -8,7 +8,7 @@ use linkperf_core::rate_search::{sender_fell_short, Verdict};
 use linkperf_core::run_result::ThroughputSeries;
 use linkperf_core::throughput::Flow;
 use linkperf_core::units::format_size;
-use linkperf_core::{RateSearchSpec, RunResult, SweepSpec};
+use linkperf_core::{BurstSpec, RateSearchSpec, RunResult, SweepSpec};
 
 /// Rates, in Mbit/s.
 fn mbit(bps: Option<f64>) -> String {
@@ -210,6 +210,57 @@ pub(crate) fn write_search(spec: &RateSearchSpec, run: &RunResult, out: &mut dyn
                 None => writeln!(out, "{:>7} {:>11} no probe came back", r.payload_bytes, mbit(r.rate_bps))?,
             }
         }
+    }
+    Ok(())
+}
+
+/// The header lines of a burst search.
+pub(crate) fn write_burst_header(spec: &BurstSpec, target: &str, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "back-to-back bursts (RFC 2544 26.4) over udp to {target}: {}, {} searches per size up to {} datagrams, {} s apart",
+        spec.trial.phases.first().map(|p| p.name()).unwrap_or("-"),
+        spec.repeat,
+        spec.max_datagrams,
+        spec.settle_s
+    )?;
+    writeln!(
+        out,
+        "the longest burst, sent as fast as the sender can, that arrived whole, in datagrams; a frame is an Ethernet frame from header to FCS"
+    )
+}
+
+/// The longest whole burst per size, as min/typ/max over the repetitions.
+pub(crate) fn write_bursts(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "{:>6} {:>7} {:>8} {:>8} {:>8} {:>12} {:>14} {:>6}  per search",
+        "frame", "payload", "min", "typ", "max", "typ bytes", "sent Mbit/s", "trials"
+    )?;
+    for r in &run.bursts {
+        let mut notes = Vec::new();
+        if r.lengths.contains(&r.max_datagrams) {
+            notes.push(format!("a search reached {} datagrams, the most tried: raise --max-burst", r.max_datagrams));
+        }
+        if !r.complete {
+            notes.push("* incomplete".to_string());
+        }
+        let lengths: Vec<String> = r.lengths.iter().map(|l| l.to_string()).collect();
+        let count = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+        let row = format!(
+            "{:>6} {:>7} {:>8} {:>8} {:>8} {:>12} {:>14} {:>6}  {}{}",
+            r.frame_bytes.map(|f| f.to_string()).unwrap_or_else(|| "-".into()),
+            r.payload_bytes,
+            count(r.min),
+            count(r.typ),
+            count(r.max),
+            count(r.typ.map(|t| t * r.payload_bytes)),
+            mbit(r.sender_bps),
+            r.trials,
+            lengths.join(" "),
+            if notes.is_empty() { String::new() } else { format!("; {}", notes.join("; ")) }
+        );
+        writeln!(out, "{}", row.trim_end())?;
     }
     Ok(())
 }

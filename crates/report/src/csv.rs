@@ -15,6 +15,10 @@ pub const THROUGHPUT_COLUMNS: &str = "test,proto,phase,size_bytes,flow,stream,re
 /// Column names of rate search results (one row per size searched).
 pub const RATE_SEARCH_COLUMNS: &str = "test,proto,frame_bytes,payload_bytes,rate_bps,packets_per_s,received_bps,link_percent,trials,min_bps,max_bps,sender_limited,complete,latency_count,latency_min_us,latency_p50_us,latency_p99_us,latency_max_us,latency_lost";
 
+/// Column names of burst results (one row per size).
+pub const BURST_COLUMNS: &str =
+    "test,proto,frame_bytes,payload_bytes,min_datagrams,typ_datagrams,max_datagrams,max_tried,sender_bps,trials,complete,lengths";
+
 /// CSV with a header row. An empty cell means "not applicable" (no size, the aggregate session, or nothing
 /// measured).
 pub struct CsvReporter;
@@ -24,6 +28,7 @@ impl Reporter for CsvReporter {
         use linkperf_core::run_result::Parameters;
         match run.parameters {
             Parameters::Ratesearch(_) => return render_rate_search(run, out),
+            Parameters::Burst(_) => return render_bursts(run, out),
             Parameters::Throughput(_) | Parameters::Sweep(_) => return render_throughput(run, out),
             _ => {}
         }
@@ -81,6 +86,30 @@ fn render_rate_search(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             r.max_bps,
             r.sender_limited,
             r.complete
+        )?;
+    }
+    Ok(())
+}
+
+/// The longest whole burst per size; `lengths` lists each search's, separated by spaces.
+fn render_bursts(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{BURST_COLUMNS}")?;
+    let count = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
+    for r in &run.bursts {
+        let lengths: Vec<String> = r.lengths.iter().map(|l| l.to_string()).collect();
+        writeln!(
+            out,
+            "burst,udp,{},{},{},{},{},{},{},{},{},{}",
+            count(r.frame_bytes),
+            r.payload_bytes,
+            count(r.min),
+            count(r.typ),
+            count(r.max),
+            r.max_datagrams,
+            r.sender_bps.map(|v| format!("{v:.3}")).unwrap_or_default(),
+            r.trials,
+            r.complete,
+            lengths.join(" ")
         )?;
     }
     Ok(())
@@ -161,6 +190,18 @@ mod tests {
         assert_eq!(text.lines().count(), 2, "{text}");
         assert!(text.lines().all(|l| l.split(',').count() == columns), "{text}");
         assert!(text.contains("ratesearch,udp,1518,1472,10000000.000,849.185,"), "{text}");
+    }
+
+    #[test]
+    fn burst_csv_has_a_row_per_size() {
+        let mut out = Vec::new();
+        CsvReporter.render(&crate::fixture::burst_run(), &mut out).expect("renders");
+        let text = String::from_utf8_lossy(&out);
+        assert_eq!(
+            text.lines().nth(1),
+            Some("burst,udp,1518,1472,110,112,112,1000,9500000000.000,33,true,112 112 110")
+        );
+        assert!(text.lines().all(|l| l.split(',').count() == BURST_COLUMNS.split(',').count()), "{text}");
     }
 
     #[test]

@@ -98,6 +98,7 @@ pub(crate) mod fixture {
             series,
             throughput: Vec::new(),
             rate_search: Vec::new(),
+            bursts: Vec::new(),
             warnings: Vec::new(),
             status: RunStatus::Complete,
         }
@@ -267,6 +268,36 @@ pub(crate) mod fixture {
         let loaded = Series { load: Some(Direction::Upload), ..Series::new(Some(64), None, &h, counters) };
         run.series = vec![idle, loaded];
         run.throughput = vec![throughput_run().throughput[0].clone()];
+        run
+    }
+
+    /// Three searches of full frames that found 112, 112 and 110 datagrams.
+    pub fn burst_run() -> RunResult {
+        use linkperf_core::rate_search::BurstResult;
+        let mut run = sweep_run();
+        let Parameters::Sweep(sweep) = run.parameters.clone() else { unreachable!() };
+        run.parameters = Parameters::Burst(BurstSpec {
+            trial: sweep.trial,
+            frames_bytes: Some(vec![1518]),
+            max_datagrams: 1000,
+            repeat: 3,
+            settle_s: 0.2,
+        });
+        let mut result = BurstResult {
+            frame_bytes: Some(1518),
+            payload_bytes: 1472,
+            lengths: vec![112, 112, 110],
+            min: None,
+            typ: None,
+            max: None,
+            max_datagrams: 1000,
+            sender_bps: Some(9.5e9),
+            trials: 33,
+            complete: true,
+        };
+        result.summarise();
+        run.throughput = Vec::new();
+        run.bursts = vec![result];
         run
     }
 }

@@ -29,6 +29,10 @@ impl Reporter for TableReporter {
                 crate::characterise_table::write_search(spec, run, out)?;
                 return write_footer(run, out);
             }
+            Parameters::Burst(_) => {
+                crate::characterise_table::write_bursts(run, out)?;
+                return write_footer(run, out);
+            }
         };
         let loaded = matches!(&run.parameters, Parameters::Latency(spec) if spec.load.is_some());
         if loaded {
@@ -131,6 +135,7 @@ fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         }
         Parameters::Sweep(spec) => crate::characterise_table::write_sweep_header(spec, &target, out)?,
         Parameters::Ratesearch(spec) => crate::characterise_table::write_search_header(spec, &target, out)?,
+        Parameters::Burst(spec) => crate::characterise_table::write_burst_header(spec, &target, out)?,
         Parameters::Connect(spec) => {
             writeln!(out, "connect over {} to {target}", spec.proto.name())?;
             writeln!(
@@ -274,6 +279,13 @@ mod tests {
     fn under_load_table_matches_snapshot() {
         let mut out = Vec::new();
         TableReporter.render(&crate::fixture::under_load_run(), &mut out).expect("renders");
+        insta::assert_snapshot!(String::from_utf8_lossy(&out));
+    }
+
+    #[test]
+    fn burst_table_matches_snapshot() {
+        let mut out = Vec::new();
+        TableReporter.render(&crate::fixture::burst_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }
 

@@ -1,6 +1,7 @@
 //! Command-line arguments, one file per subcommand, plus the groups and value parsers they share. Each
 //! subcommand's arguments convert into a validated spec from `linkperf-core` (parse, don't validate).
 
+pub mod burst;
 pub mod connect;
 pub mod idle;
 pub mod latency;

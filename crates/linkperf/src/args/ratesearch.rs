@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::Args;
-use linkperf_core::rate_search::{frame_payload, RFC2544_FRAME_SIZES};
+use linkperf_core::rate_search::RFC2544_FRAME_SIZES;
 use linkperf_core::RateSearchSpec;
 
 use super::output::OutputArgs;
@@ -82,21 +82,8 @@ fn percent(text: &str) -> Result<f64, String> {
 impl RateSearchArgs {
     /// The spec, with frame sizes mapped to UDP payloads over IPv4 or IPv6.
     pub fn spec(&self, ipv6: bool) -> Result<RateSearchSpec, UsageError> {
-        let (payloads, frames) = match (&self.payload, &self.size) {
-            (Some(payloads), _) => (payloads.0.clone(), None),
-            (None, sizes) => {
-                let frames = sizes.as_ref().map(|s| s.0.clone()).unwrap_or_else(|| RFC2544_FRAME_SIZES.to_vec());
-                let payloads = frames
-                    .iter()
-                    .map(|&frame| {
-                        frame_payload(frame, ipv6)
-                            .filter(|&p| p as usize >= linkperf_proto::STREAM_PROBE_BYTES)
-                            .ok_or_else(|| frame_error(frame, ipv6))
-                    })
-                    .collect::<Result<Vec<u64>, UsageError>>()?;
-                (payloads, Some(frames))
-            }
-        };
+        let (payloads, frames) =
+            super::trial::payloads(self.size.as_ref(), self.payload.as_ref(), &RFC2544_FRAME_SIZES, ipv6)?;
         if !(0.0..100.0).contains(&self.loss) {
             return Err(UsageError("--loss is a percentage from 0 up to (not including) 100".into()));
         }
@@ -115,20 +102,10 @@ impl RateSearchArgs {
             min_bps: self.min,
             max_bps: self.max,
             precision: self.precision,
-            settle_s: self.trials.settle.as_secs_f64(),
+            settle_s: self.trials.settle_s(Duration::from_secs(1)),
             latency_probes_per_s: self.latency_probes,
         })
     }
-}
-
-fn frame_error(frame: u64, ipv6: bool) -> UsageError {
-    let headers = frame_payload(u64::MAX, ipv6).map_or(0, |p| u64::MAX - p);
-    let smallest = headers + linkperf_proto::STREAM_PROBE_BYTES as u64;
-    UsageError(format!(
-        "a {frame}-byte frame leaves no room for the {}-byte stream header after {headers} bytes of Ethernet, IP{} and UDP headers: the smallest frame is {smallest} bytes (or give --payload sizes)",
-        linkperf_proto::STREAM_PROBE_BYTES,
-        if ipv6 { "v6" } else { "v4" }
-    ))
 }
 
 #[cfg(test)]

@@ -88,7 +88,7 @@ impl TryFrom<&SweepArgs> for SweepSpec {
         if args.sequential {
             trial.phases = vec![Direction::Upload, Direction::Download];
         }
-        Ok(SweepSpec { trial, rates_bps: rates, settle_s: args.trial.settle.as_secs_f64() })
+        Ok(SweepSpec { trial, rates_bps: rates, settle_s: args.trial.settle_s(Duration::from_secs(1)) })
     }
 }
 

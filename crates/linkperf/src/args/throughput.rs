@@ -152,6 +152,7 @@ impl TryFrom<&ThroughputArgs> for ThroughputSpec {
             rate: args.rate,
             gso: !args.no_gso,
             batch: args.batch.max(1),
+            datagrams: None,
             link: Some(linkperf_core::spec::LinkSpec {
                 rate_bps: args.link_rate,
                 overhead_bytes: args.link_overhead,

@@ -20,9 +20,9 @@ pub struct TrialArgs {
     /// Parallel streams per direction; the offered rate is split evenly over them.
     #[arg(short = 'P', long, default_value_t = 1)]
     pub streams: u16,
-    /// Pause after each trial, so that queues drain before the next.
-    #[arg(long, default_value = "1s", value_parser = value::duration)]
-    pub settle: Duration,
+    /// Pause after each trial, so that queues drain before the next [default: 1s; burst: 200ms].
+    #[arg(long, value_parser = value::duration)]
+    pub settle: Option<Duration>,
     /// Compare rates with a link of this rate (bits per second, e.g. 100M, 1G) [default: the interface's
     /// speed, when it reports one].
     #[arg(long, value_parser = value::bit_rate)]
@@ -55,6 +55,11 @@ pub enum TrialDirection {
 }
 
 impl TrialArgs {
+    /// The pause after each trial, in seconds: as given, or `default`.
+    pub fn settle_s(&self, default: Duration) -> f64 {
+        self.settle.unwrap_or(default).as_secs_f64()
+    }
+
     /// The UDP trial these arguments describe, for `sizes` and trials of `duration`, with its rate left
     /// to the caller.
     pub fn trial(&self, sizes: Vec<u64>, duration: Duration) -> Result<ThroughputSpec, UsageError> {
@@ -87,6 +92,41 @@ impl TrialArgs {
             link: Some(LinkSpec { rate_bps: self.link_rate, overhead_bytes: self.link_overhead, mtu_bytes: self.mtu }),
             gso: !self.no_gso,
             batch: self.batch.max(1),
+            datagrams: None,
         })
     }
+}
+
+/// UDP payloads from Ethernet frame sizes (`frames`, or `default_frames` when neither list is given)
+/// over IPv4 or IPv6, or from `payloads` as given; with the frame sizes when they were the input.
+pub fn payloads(
+    frames: Option<&value::SizeList>,
+    payloads: Option<&value::SizeList>,
+    default_frames: &[u64],
+    ipv6: bool,
+) -> Result<(Vec<u64>, Option<Vec<u64>>), UsageError> {
+    use linkperf_core::rate_search::frame_payload;
+    if let Some(payloads) = payloads {
+        return Ok((payloads.0.clone(), None));
+    }
+    let frames = frames.map(|s| s.0.clone()).unwrap_or_else(|| default_frames.to_vec());
+    let payloads = frames
+        .iter()
+        .map(|&frame| {
+            frame_payload(frame, ipv6)
+                .filter(|&p| p as usize >= linkperf_proto::STREAM_PROBE_BYTES)
+                .ok_or_else(|| frame_error(frame, ipv6))
+        })
+        .collect::<Result<Vec<u64>, UsageError>>()?;
+    Ok((payloads, Some(frames)))
+}
+
+fn frame_error(frame: u64, ipv6: bool) -> UsageError {
+    let headers = linkperf_core::rate_search::frame_payload(u64::MAX, ipv6).map_or(0, |p| u64::MAX - p);
+    let smallest = headers + linkperf_proto::STREAM_PROBE_BYTES as u64;
+    UsageError(format!(
+        "a {frame}-byte frame leaves no room for the {}-byte stream header after {headers} bytes of Ethernet, IP{} and UDP headers: the smallest frame is {smallest} bytes (or give --payload sizes)",
+        linkperf_proto::STREAM_PROBE_BYTES,
+        if ipv6 { "v6" } else { "v4" }
+    ))
 }

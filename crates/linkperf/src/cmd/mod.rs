@@ -1,5 +1,6 @@
 //! One module per subcommand: each wires validated arguments to a driver and the result to a renderer.
 
+pub mod burst;
 pub mod connect;
 pub mod endpoint;
 pub mod idle;

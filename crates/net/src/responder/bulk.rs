@@ -54,6 +54,8 @@ pub(crate) struct BulkState {
     pub rate_bps: Option<f64>,
     /// UDP: batching and offloads.
     pub coalescing: Coalescing,
+    /// UDP: most datagrams a stream sends (a burst), or `None`.
+    pub datagrams: Option<u64>,
     /// UDP: the stream numbers already set up (registrations are repeated until acknowledged).
     pub udp_streams: Mutex<std::collections::HashSet<u16>>,
     /// Set when the client asks for the report: UDP receivers stop even if an END was lost.
@@ -83,6 +85,7 @@ impl BulkState {
             gso,
             batch,
             alternating,
+            datagrams,
             ..
         } = request.clone()
         else {
@@ -99,6 +102,7 @@ impl BulkState {
             discard,
             rate_bps,
             coalescing: Coalescing { gso, batch: batch.max(1) as usize },
+            datagrams,
             udp_streams: Mutex::new(std::collections::HashSet::new()),
             stop: std::sync::atomic::AtomicBool::new(false),
             counters: crate::counters::CounterWatch::start(local),
@@ -214,6 +218,7 @@ pub(crate) fn register_udp(
             moved: Some(&state.received),
             turn: Some(&state.download_turn),
             quiet_end: udp_stream::quiet_end(Duration::from_nanos(state.interval_ns)),
+            limit: state.datagrams,
         };
         let cpu = CpuClock::start();
         let record = match header.flow {
