@@ -111,6 +111,9 @@ pub struct LoadSpec {
     pub proto: Proto,
     /// Seconds the load runs before the loaded series starts (to fill the queues), and after it ends.
     pub lead_s: f64,
+    /// TCP congestion control of the load's senders (`None`: the system's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion: Option<String>,
 }
 
 impl LoadSpec {
@@ -123,6 +126,7 @@ impl LoadSpec {
             streams: self.streams,
             duration_s,
             interval_s: duration_s.min(1.0),
+            congestion: self.congestion.clone(),
             ..ThroughputSpec::default()
         }
     }

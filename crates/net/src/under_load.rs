@@ -50,11 +50,14 @@ pub fn run_latency_under_load(
         if !absorb(&mut out.latency, idle) {
             return Ok(out);
         }
+        // The idle series warmed the path up; under load, warm-up round trips would only eat into the load's
+        // time (a hundred of them take 40 s behind a 400 ms queue).
+        let loaded_spec = LatencySpec { warmup: 0, ..one.clone() };
         let (carried, loaded) = std::thread::scope(|scope| {
             let carrying = scope.spawn(|| run_throughput(target, key, &bulk, &CancelOnly(observer)));
             let loaded = match settle(Duration::from_secs_f64(load.lead_s), &CancelOnly(observer)) {
                 true => Err(NetError::Interrupted),
-                false => run_latency(target, key, &one, observer),
+                false => run_latency(target, key, &loaded_spec, observer),
             };
             let carried = carrying.join().unwrap_or_else(|_| Err(NetError::Invalid("the load thread failed".into())));
             (carried, loaded)

@@ -260,7 +260,13 @@ pub(crate) mod fixture {
         let Parameters::Latency(spec) = &mut run.parameters else { unreachable!() };
         spec.sessions = 1;
         spec.sizes_bytes = vec![64];
-        spec.load = Some(LoadSpec { direction: Direction::Upload, streams: 1, proto: Proto::Tcp, lead_s: 2.0 });
+        spec.load = Some(LoadSpec {
+            direction: Direction::Upload,
+            streams: 1,
+            proto: Proto::Tcp,
+            lead_s: 2.0,
+            congestion: None,
+        });
         let idle = run.series[0].clone();
         let mut h = RttHistogram::new();
         (1..=100u64).for_each(|i| h.record(400_000 + i * 1_000));

@@ -88,10 +88,11 @@ fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             if let Some(load) = &spec.load {
                 writeln!(
                     out,
-                    "each size idle, then beside a {} {} load of {} stream(s) per direction that starts {} s before the series",
+                    "each size idle, then beside a {} {} load of {} stream(s) per direction ({}) that starts {} s before the series",
                     load.proto.name(),
                     load.direction.name(),
                     load.streams,
+                    load.congestion.as_deref().unwrap_or("the system's congestion control"),
                     load.lead_s
                 )?;
             }

@@ -59,6 +59,10 @@ pub struct LatencyArgs {
     /// Parallel TCP streams of the load, per direction.
     #[arg(long, default_value_t = 1, requires = "under_load")]
     pub load_streams: u16,
+    /// TCP congestion control of the load, e.g. cubic (fills queues) or bbr (keeps them short) [default:
+    /// the system's].
+    #[arg(long, value_name = "NAME", requires = "under_load")]
+    pub load_congestion: Option<String>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -117,6 +121,7 @@ impl TryFrom<&LatencyArgs> for LatencySpec {
                     streams: args.load_streams,
                     proto: if proto == Proto::Unix { Proto::Unix } else { Proto::Tcp },
                     lead_s: LOAD_LEAD_S,
+                    congestion: args.load_congestion.clone(),
                 };
                 (value::stop_condition(None, Some(Duration::from_secs_f64(seconds)), DEFAULT_COUNT)?, Some(load))
             }
