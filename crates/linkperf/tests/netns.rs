@@ -265,6 +265,18 @@ fn a_link_cut_mid_run_keeps_what_was_measured() {
     assert!(sum["sender_bytes"].as_u64().unwrap() > 0, "the sender's measurement is kept: {sum}");
 }
 
+/// Runs a client command that announces the longest it can take (`... done within 1 min 5 s` on stderr);
+/// checks that it succeeds within that, and returns its JSON result and how long it took in seconds.
+fn run_bounded(net: &TestNet, args: &[&str]) -> (serde_json::Value, f64) {
+    let started = std::time::Instant::now();
+    let output = net.client_command(args).arg("--json").output().unwrap();
+    let elapsed = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(elapsed <= announced_seconds(&stderr), "took {elapsed} s: {stderr}");
+    (json(&output.stdout), elapsed)
+}
+
 /// Seconds in an announced bound such as `done within 1 min 5 s`.
 fn announced_seconds(stderr: &str) -> f64 {
     let line = stderr.lines().find(|l| l.contains("done within ")).unwrap_or_else(|| panic!("no bound in {stderr}"));
@@ -291,18 +303,15 @@ fn ratesearch_finds_the_shaped_payload_rate_within_its_announced_time() {
     net.shape_with_queue("20mbit", "20000", "30000");
     let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
     let capacity_bps = 20e6 * 1472.0 / 1514.0;
-    let started = std::time::Instant::now();
-    let output = net
-        .client_command(&["ratesearch", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--payload", "1472"])
-        .args(["--min", "5M", "--max", "40M", "--trial", "2s", "--settle", "500ms", "--latency-probes", "50"])
-        .args(["--link-rate", "20M", "--link-overhead", "14", "--json"])
-        .output()
-        .unwrap();
-    let elapsed = started.elapsed().as_secs_f64();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert!(elapsed <= announced_seconds(&stderr), "took {elapsed} s: {stderr}");
-    let result = json(&output.stdout);
+    let port = server.port_arg();
+    let (result, elapsed) = run_bounded(
+        &net,
+        &["ratesearch", RESPONDER_ADDRESS, "-p", &port, "--payload", "1472", "--min", "5M", "--max", "40M"]
+            .into_iter()
+            .chain(["--trial", "2s", "--settle", "500ms", "--latency-probes", "50", "--link-rate", "20M"])
+            .chain(["--link-overhead", "14"])
+            .collect::<Vec<_>>(),
+    );
     let found = &result["rate_search"][0];
     let rate = found["rate_bps"].as_f64().unwrap();
     eprintln!(
@@ -324,17 +333,9 @@ fn a_sweep_loses_nothing_below_the_shaped_rate_and_more_above_it() {
     net.shape_with_queue("20mbit", "20000", "30000");
     let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
     let capacity_bps = 20e6 * 1472.0 / 1514.0;
-    let started = std::time::Instant::now();
-    let output = net
-        .client_command(&["sweep", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--from", "10M", "--to", "30M"])
-        .args(["--step", "5M", "--duration", "2s", "--settle", "500ms", "--json"])
-        .output()
-        .unwrap();
-    let elapsed = started.elapsed().as_secs_f64();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert!(elapsed <= announced_seconds(&stderr), "took {elapsed} s: {stderr}");
-    let result = json(&output.stdout);
+    let port = server.port_arg();
+    let sweep = ["sweep", RESPONDER_ADDRESS, "-p", &port, "--from", "10M", "--to", "30M", "--step", "5M"];
+    let (result, _) = run_bounded(&net, &[&sweep[..], &["--duration", "2s", "--settle", "500ms"]].concat());
     let rows = result["throughput"].as_array().unwrap();
     let loss: Vec<f64> = rows.iter().map(|r| r["udp"]["loss_percent"].as_f64().unwrap()).collect();
     eprintln!("loss per step (10M..30M): {loss:?}");
@@ -379,17 +380,11 @@ fn the_longest_whole_burst_is_what_the_shaper_can_hold() {
     net.shape_with_queue("20mbit", "20000", "150000");
     let expected = (20_000.0 + 150_000.0) / 1514.0;
     let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
-    let started = std::time::Instant::now();
-    let output = net
-        .client_command(&["burst", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--payload", "1472"])
-        .args(["--max-burst", "1000", "--repeat", "3", "--json"])
-        .output()
-        .unwrap();
-    let elapsed = started.elapsed().as_secs_f64();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert!(elapsed <= announced_seconds(&stderr), "took {elapsed} s: {stderr}");
-    let result = json(&output.stdout);
+    let port = server.port_arg();
+    let (result, elapsed) = run_bounded(
+        &net,
+        &["burst", RESPONDER_ADDRESS, "-p", &port, "--payload", "1472", "--max-burst", "1000", "--repeat", "3"],
+    );
     let burst = &result["bursts"][0];
     eprintln!("bursts {} (expected about {expected:.0}) in {elapsed:.1} s", burst["lengths"]);
     let typ = burst["typ"].as_f64().unwrap();

@@ -68,24 +68,10 @@ pub struct ThroughputArgs {
     /// TCP congestion control on both ends' sending sockets, e.g. cubic or bbr (default: the system's).
     #[arg(long, value_name = "NAME")]
     pub congestion: Option<String>,
-    /// Compare goodput with a link of this rate (bits per second, e.g. 100M, 1G) [default: the
-    /// interface's speed, when it reports one].
-    #[arg(long, value_parser = value::bit_rate)]
-    pub link_rate: Option<f64>,
-    /// Bytes each frame adds to its IP packet on that link: 38 for Ethernet (preamble 8, header 14, FCS 4,
-    /// gap 12).
-    #[arg(long, default_value_t = 38)]
-    pub link_overhead: u64,
-    /// The link's IP MTU [default: the interface's, or 1500].
-    #[arg(long)]
-    pub mtu: Option<u64>,
-    /// UDP: no segmentation offload (GSO) or receive coalescing (GRO): every datagram crosses the stack on
-    /// its own (batches go out with sendmmsg; add --batch 1 for one datagram per call).
-    #[arg(long)]
-    pub no_gso: bool,
-    /// UDP: most datagrams per send call (1 disables batching).
-    #[arg(long, default_value_t = linkperf_core::spec::DEFAULT_UDP_BATCH)]
-    pub batch: u32,
+    #[command(flatten)]
+    pub link: super::link::LinkArgs,
+    #[command(flatten)]
+    pub batching: super::link::BatchArgs,
     /// Receivers discard data in the kernel (TCP MSG_TRUNC) instead of copying it out: measures the path
     /// and the sender without the receiver's copy.
     #[arg(long)]
@@ -150,14 +136,10 @@ impl TryFrom<&ThroughputArgs> for ThroughputSpec {
             congestion: args.congestion.clone(),
             discard: args.discard,
             rate: args.rate,
-            gso: !args.no_gso,
-            batch: args.batch.max(1),
+            gso: !args.batching.no_gso,
+            batch: args.batching.batch.max(1),
             datagrams: None,
-            link: Some(linkperf_core::spec::LinkSpec {
-                rate_bps: args.link_rate,
-                overhead_bytes: args.link_overhead,
-                mtu_bytes: args.mtu,
-            }),
+            link: Some(args.link.spec()),
         })
     }
 }

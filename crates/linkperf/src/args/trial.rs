@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use linkperf_core::spec::LinkSpec;
 use linkperf_core::{Direction, Proto, ThroughputSpec};
 
 use super::value;
@@ -23,24 +22,10 @@ pub struct TrialArgs {
     /// Pause after each trial, so that queues drain before the next [default: 1s; burst: 200ms].
     #[arg(long, value_parser = value::duration)]
     pub settle: Option<Duration>,
-    /// Compare rates with a link of this rate (bits per second, e.g. 100M, 1G) [default: the interface's
-    /// speed, when it reports one].
-    #[arg(long, value_parser = value::bit_rate)]
-    pub link_rate: Option<f64>,
-    /// Bytes each frame adds to its IP packet on that link: 38 for Ethernet (preamble 8, header 14, FCS 4,
-    /// gap 12).
-    #[arg(long, default_value_t = 38)]
-    pub link_overhead: u64,
-    /// The link's IP MTU [default: the interface's, or 1500].
-    #[arg(long)]
-    pub mtu: Option<u64>,
-    /// No segmentation offload (GSO) or receive coalescing (GRO): every datagram crosses the stack on its
-    /// own.
-    #[arg(long)]
-    pub no_gso: bool,
-    /// Most datagrams per send call (1 disables batching).
-    #[arg(long, default_value_t = linkperf_core::spec::DEFAULT_UDP_BATCH)]
-    pub batch: u32,
+    #[command(flatten)]
+    pub link: super::link::LinkArgs,
+    #[command(flatten)]
+    pub batching: super::link::BatchArgs,
 }
 
 /// The directions a trial can take.
@@ -89,9 +74,9 @@ impl TrialArgs {
             congestion: None,
             discard: false,
             rate: None,
-            link: Some(LinkSpec { rate_bps: self.link_rate, overhead_bytes: self.link_overhead, mtu_bytes: self.mtu }),
-            gso: !self.no_gso,
-            batch: self.batch.max(1),
+            link: Some(self.link.spec()),
+            gso: !self.batching.no_gso,
+            batch: self.batching.batch.max(1),
             datagrams: None,
         })
     }
