@@ -5,6 +5,8 @@
 
 pub mod counters;
 pub mod datagram_tracker;
+#[cfg(any(test, feature = "fixture"))]
+pub mod fixture;
 pub mod histogram;
 pub mod host_facts;
 pub mod link_model;

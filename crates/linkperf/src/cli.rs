@@ -8,6 +8,7 @@ use crate::args::idle::IdleArgs;
 use crate::args::latency::LatencyArgs;
 use crate::args::ratesearch::RateSearchArgs;
 use crate::args::serve::ServeArgs;
+use crate::args::stored::{ExportArgs, ImportArgs, RunsArgs, ShowArgs};
 use crate::args::sweep::SweepArgs;
 use crate::args::throughput::ThroughputArgs;
 
@@ -51,6 +52,14 @@ pub enum Command {
     /// Back-to-back frames: the longest burst that arrives whole, min/typ/max (RFC 2544 26.4).
     #[command(long_about = crate::args::burst::LONG_ABOUT)]
     Burst(BurstArgs),
+    /// List the runs kept in the results database.
+    Runs(RunsArgs),
+    /// Print a kept run again, as a table, JSON or CSV.
+    Show(ShowArgs),
+    /// Write kept runs as one JSON document (or CSV), for another machine or a spreadsheet.
+    Export(ExportArgs),
+    /// Read runs from files written by `export` or by a test's --json into the results database.
+    Import(ImportArgs),
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod cmd;
 mod exit;
 mod output;
 mod progress;
+mod record;
 
 use std::process::ExitCode;
 
@@ -31,6 +32,10 @@ fn main() -> ExitCode {
         Command::Sweep(args) => cmd::sweep::run(args),
         Command::Ratesearch(args) => cmd::ratesearch::run(args),
         Command::Burst(args) => cmd::burst::run(args),
+        Command::Runs(args) => cmd::stored::runs(args),
+        Command::Show(args) => cmd::stored::show(args),
+        Command::Export(args) => cmd::stored::export(args),
+        Command::Import(args) => cmd::stored::import(args),
     };
     match result {
         Ok(code) => code,

@@ -42,26 +42,6 @@ impl Measured {
     }
 }
 
-/// Prints a run's result in `format` and returns its exit code: 0, or 1 (with the error on stderr) when it
-/// stopped early.
-pub fn conclude(
-    parameters: Parameters,
-    endpoint: &Endpoint,
-    (measured, error): (Measured, Option<NetError>),
-    started_at: std::time::SystemTime,
-    format: Format,
-) -> anyhow::Result<std::process::ExitCode> {
-    let result = build(parameters, endpoint, measured, error.as_ref(), started_at);
-    emit(&result, format)?;
-    Ok(match error {
-        None => std::process::ExitCode::SUCCESS,
-        Some(error) => {
-            eprintln!("error: the run stopped early: {error}");
-            std::process::ExitCode::from(crate::exit::FAILURE)
-        }
-    })
-}
-
 /// Builds the result model of a run that measured `measured` and perhaps stopped with `error`.
 pub fn build(
     parameters: Parameters,

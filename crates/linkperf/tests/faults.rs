@@ -137,7 +137,7 @@ fn a_killed_responder_ends_the_run_with_what_was_measured() {
 #[test]
 fn a_killed_client_leaves_the_responder_serving_others() {
     let server = Server::start(&[]);
-    let mut client = std::process::Command::new(common::binary())
+    let mut client = common::spawnable()
         .args(["latency", "127.0.0.1", "-p", &server.port_arg(), "--duration", "30s", "--sessions", "2"])
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -173,7 +173,7 @@ fn free_port() -> u16 {
 #[test]
 fn ctrl_c_stops_the_run_and_prints_what_was_measured() {
     for test in ["latency", "connect"] {
-        let child = std::process::Command::new(common::binary())
+        let child = common::spawnable()
             .args([test, "--duration", "30s", "--json"])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -194,7 +194,7 @@ fn ctrl_c_stops_the_run_and_prints_what_was_measured() {
 #[test]
 fn ctrl_c_stops_a_rate_search_with_the_best_rate_so_far() {
     // 100 Gbit/s is beyond any sender here, so the search goes on after its first trial.
-    let child = std::process::Command::new(common::binary())
+    let child = common::spawnable()
         .args(["ratesearch", "--payload", "1472", "--max", "100G", "--min", "10M", "--trial", "1s", "--json"])
         .args(["--settle", "100ms"])
         .stdout(std::process::Stdio::piped())

@@ -80,6 +80,7 @@ impl TestNet {
         let mut wrapped = assert_cmd::Command::new("ip");
         wrapped.timeout(std::time::Duration::from_secs(60));
         wrapped.args(["netns", "exec", &self.client, common::binary()]).args(args);
+        wrapped.env("LINKPERF_DB", common::test_db());
         wrapped
     }
 }

@@ -14,7 +14,7 @@ use linkperf_core::{ConnectSpec, RttHistogram, Series, StopCondition};
 use linkperf_proto::{Preamble, Role, TestRequest};
 
 use crate::control::WritePreamble;
-use crate::observer::{Observer, ProgressUnit};
+use crate::observer::{Measurement, Observer, ProgressUnit};
 use crate::run::MeasuredRun;
 use crate::{ControlClient, NetError, Target};
 
@@ -44,6 +44,9 @@ pub fn run_connect(
         }
     }
     let (series, error) = measure(target, token, spec, observer);
+    if error.is_none() {
+        observer.measured(Measurement::Series(&series));
+    }
     let error = match error {
         Some(NetError::Interrupted) | None => {
             let _ = control.done(token);

@@ -12,7 +12,7 @@ use linkperf_core::{IdleSpec, LatencySpec, RttHistogram, StopCondition, WaitMode
 use linkperf_proto::TestRequest;
 
 use crate::latency::{check_spec, open_channels};
-use crate::observer::{Observer, ProgressUnit};
+use crate::observer::{Measurement, Observer, ProgressUnit};
 use crate::run::MeasuredRun;
 use crate::transport::{Exchange, PingPong};
 use crate::{ControlClient, NetError, Target};
@@ -59,6 +59,9 @@ pub fn run_idle(
         observer.phase("gaps", spec.gaps_s.len() as u64 * spec.count, ProgressUnit::Transactions);
         for &gap in &spec.gaps_s {
             let (series, error) = measure_gap(measured[0].as_mut(), spec, gap, observer);
+            if error.is_none() {
+                observer.measured(Measurement::Series(&series));
+            }
             run.series.push(series);
             if error.is_some() {
                 run.error = error;

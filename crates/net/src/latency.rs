@@ -14,7 +14,7 @@ use linkperf_core::{LatencySpec, Proto, RttHistogram, Series, StopCondition};
 use linkperf_proto::limits::{MAX_UDP_PAYLOAD_IPV4, MAX_UDP_PAYLOAD_IPV6};
 use linkperf_proto::{Preamble, Role, TestRequest, PROBE_HEADER_BYTES};
 
-use crate::observer::{Observer, ProgressUnit};
+use crate::observer::{Measurement, Observer, ProgressUnit};
 use crate::run::MeasuredRun;
 use crate::transport::stream::StreamPingPong;
 use crate::transport::udp::UdpPingPong;
@@ -56,6 +56,9 @@ pub fn run_latency(
             }
         };
         let outcome = measure_size(&mut channels, size as usize, spec, observer);
+        if outcome.error.is_none() {
+            outcome.series.iter().for_each(|s| observer.measured(Measurement::Series(s)));
+        }
         run.series.extend(outcome.series);
         match outcome.error {
             Some(NetError::Interrupted) => {

@@ -11,6 +11,9 @@ pub trait Observer: Sync {
     /// A measured interval arrived while the test runs (`what` names it, e.g. `upload at the responder`),
     /// with its goodput in bits per second.
     fn interval(&self, _what: &str, _start_s: f64, _end_s: f64, _bps: f64) {}
+    /// A series (or throughput row) is complete: it will not change, and may be kept at once, so that a run
+    /// cut short later still has it. Called between series, never while one is timed.
+    fn measured(&self, _item: Measurement<'_>) {}
     /// Names the current step of a long phase without restarting its progress.
     fn relabel(&self, _label: &str) {}
     /// A message for the person running the test, e.g. how long the run will take at most.
@@ -20,6 +23,15 @@ pub trait Observer: Sync {
     fn cancelled(&self) -> bool {
         false
     }
+}
+
+/// A finished piece of a run, as passed to [`Observer::measured`].
+#[derive(Debug, Clone, Copy)]
+pub enum Measurement<'a> {
+    /// A latency, connect or idle series.
+    Series(&'a linkperf_core::Series),
+    /// A throughput row.
+    Throughput(&'a linkperf_core::run_result::ThroughputSeries),
 }
 
 /// What an `Observer`'s totals count.
@@ -46,6 +58,9 @@ impl Observer for WithoutIntervals<'_> {
     }
     fn advance(&self, done: u64) {
         self.0.advance(done);
+    }
+    fn measured(&self, item: Measurement<'_>) {
+        self.0.measured(item);
     }
     fn relabel(&self, label: &str) {
         self.0.relabel(label);

@@ -29,6 +29,11 @@ impl Target {
         })
     }
 
+    /// Whether the path is IPv6 (an IPv4-mapped address counts as IPv4).
+    pub fn is_ipv6(&self) -> bool {
+        matches!(self, Target::Inet(address) if address.ip().to_canonical().is_ipv6())
+    }
+
     /// The address as text.
     pub fn describe(&self) -> String {
         match self {

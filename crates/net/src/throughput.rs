@@ -22,7 +22,7 @@ use std::net::UdpSocket;
 
 use crate::control::{IntervalWatch, Report};
 use crate::cpu::CpuClock;
-use crate::observer::{Observer, ProgressUnit};
+use crate::observer::{Measurement, Observer, ProgressUnit};
 use crate::run::MeasuredRun;
 use crate::{ControlClient, NetError, Target};
 
@@ -84,6 +84,7 @@ pub(crate) fn run_trial(
                     run.warnings.push(warning);
                 }
             }
+            series.iter().for_each(|s| observer.measured(Measurement::Throughput(s)));
             run.series.extend(series);
             Ok(Some(start))
         }
@@ -527,7 +528,7 @@ fn stream_error(what: &str, e: std::io::Error) -> NetError {
 /// The link model of a run: the rate given, or the client interface's speed; the MTU given, or the
 /// interface's, or 1500. `None` without a rate, or over a Unix socket.
 pub(crate) fn framing(spec: &ThroughputSpec, target: &Target, interface: Option<&str>) -> Option<Framing> {
-    let Target::Inet(address) = target else { return None };
+    let Target::Inet(_) = target else { return None };
     let (speed, mtu) = interface.map(crate::counters::interface_link).unwrap_or((None, None));
     let link =
         spec.link.unwrap_or(LinkSpec { rate_bps: None, overhead_bytes: ETHERNET_OVERHEAD_BYTES, mtu_bytes: None });
@@ -535,6 +536,6 @@ pub(crate) fn framing(spec: &ThroughputSpec, target: &Target, interface: Option<
         link_bps: link.rate_bps.or(speed)?,
         mtu_bytes: link.mtu_bytes.or(mtu).unwrap_or(1500),
         overhead_bytes: link.overhead_bytes,
-        ipv6: address.is_ipv6() && address.ip().to_canonical().is_ipv6(),
+        ipv6: target.is_ipv6(),
     })
 }

@@ -167,14 +167,14 @@ mod tests {
     #[test]
     fn csv_matches_snapshot() {
         let mut out = Vec::new();
-        CsvReporter.render(&crate::fixture::latency_run(), &mut out).expect("renders");
+        CsvReporter.render(&linkperf_core::fixture::latency_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }
 
     #[test]
     fn throughput_csv_matches_snapshot() {
         let mut out = Vec::new();
-        CsvReporter.render(&crate::fixture::throughput_run(), &mut out).expect("renders");
+        CsvReporter.render(&linkperf_core::fixture::throughput_run(), &mut out).expect("renders");
         let text = String::from_utf8_lossy(&out);
         let columns = THROUGHPUT_COLUMNS.split(',').count();
         assert!(text.lines().all(|l| l.split(',').count() == columns), "{text}");
@@ -184,7 +184,7 @@ mod tests {
     #[test]
     fn rate_search_csv_has_a_row_per_size_with_every_column() {
         let mut out = Vec::new();
-        CsvReporter.render(&crate::fixture::ratesearch_run(), &mut out).expect("renders");
+        CsvReporter.render(&linkperf_core::fixture::ratesearch_run(), &mut out).expect("renders");
         let text = String::from_utf8_lossy(&out);
         let columns = RATE_SEARCH_COLUMNS.split(',').count();
         assert_eq!(text.lines().count(), 2, "{text}");
@@ -195,7 +195,7 @@ mod tests {
     #[test]
     fn burst_csv_has_a_row_per_size() {
         let mut out = Vec::new();
-        CsvReporter.render(&crate::fixture::burst_run(), &mut out).expect("renders");
+        CsvReporter.render(&linkperf_core::fixture::burst_run(), &mut out).expect("renders");
         let text = String::from_utf8_lossy(&out);
         assert_eq!(
             text.lines().nth(1),
@@ -207,7 +207,7 @@ mod tests {
     #[test]
     fn every_row_has_every_column() {
         let mut out = Vec::new();
-        CsvReporter.render(&crate::fixture::latency_run(), &mut out).expect("renders");
+        CsvReporter.render(&linkperf_core::fixture::latency_run(), &mut out).expect("renders");
         let columns = COLUMNS.split(',').count();
         for line in String::from_utf8_lossy(&out).lines() {
             assert_eq!(line.split(',').count(), columns, "{line}");

@@ -22,7 +22,7 @@ mod tests {
 
     #[test]
     fn json_round_trips_the_result() {
-        let run = crate::fixture::latency_run();
+        let run = linkperf_core::fixture::latency_run();
         let mut out = Vec::new();
         JsonReporter.render(&run, &mut out).expect("renders");
         let back: RunResult = serde_json::from_slice(&out).expect("parses");
@@ -32,7 +32,7 @@ mod tests {
     #[test]
     fn json_matches_snapshot() {
         let mut out = Vec::new();
-        JsonReporter.render(&crate::fixture::latency_run(), &mut out).expect("renders");
+        JsonReporter.render(&linkperf_core::fixture::latency_run(), &mut out).expect("renders");
         let mut value: serde_json::Value = serde_json::from_slice(&out).expect("parses");
         // The encoded histograms are opaque bytes; the round-trip test above covers them.
         for series in value["series"].as_array_mut().into_iter().flatten() {

@@ -251,42 +251,42 @@ mod tests {
     #[test]
     fn table_matches_snapshot() {
         let mut out = Vec::new();
-        TableReporter.render(&crate::fixture::latency_run(), &mut out).expect("renders");
+        TableReporter.render(&linkperf_core::fixture::latency_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }
 
     #[test]
     fn throughput_table_matches_snapshot() {
         let mut out = Vec::new();
-        TableReporter.render(&crate::fixture::throughput_run(), &mut out).expect("renders");
+        TableReporter.render(&linkperf_core::fixture::throughput_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }
 
     #[test]
     fn sweep_table_matches_snapshot() {
         let mut out = Vec::new();
-        TableReporter.render(&crate::fixture::sweep_run(), &mut out).expect("renders");
+        TableReporter.render(&linkperf_core::fixture::sweep_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }
 
     #[test]
     fn ratesearch_table_matches_snapshot() {
         let mut out = Vec::new();
-        TableReporter.render(&crate::fixture::ratesearch_run(), &mut out).expect("renders");
+        TableReporter.render(&linkperf_core::fixture::ratesearch_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }
 
     #[test]
     fn under_load_table_matches_snapshot() {
         let mut out = Vec::new();
-        TableReporter.render(&crate::fixture::under_load_run(), &mut out).expect("renders");
+        TableReporter.render(&linkperf_core::fixture::under_load_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }
 
     #[test]
     fn burst_table_matches_snapshot() {
         let mut out = Vec::new();
-        TableReporter.render(&crate::fixture::burst_run(), &mut out).expect("renders");
+        TableReporter.render(&linkperf_core::fixture::burst_run(), &mut out).expect("renders");
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }
 
@@ -300,7 +300,7 @@ mod tests {
 
     #[test]
     fn partial_runs_say_why_they_stopped() {
-        let mut run = crate::fixture::latency_run();
+        let mut run = linkperf_core::fixture::latency_run();
         run.status = RunStatus::Partial { error: "the responder closed the data connection".into() };
         run.series[0].complete = false;
         let mut out = Vec::new();

@@ -9,6 +9,7 @@ pub mod link;
 pub mod output;
 pub mod ratesearch;
 pub mod serve;
+pub mod stored;
 pub mod sweep;
 pub mod target;
 pub mod throughput;

@@ -15,6 +15,30 @@ pub struct OutputArgs {
     /// Never show a progress bar (it shows only on a terminal, and only for runs over a second).
     #[arg(long)]
     pub no_progress: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// Where and whether a run is kept.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// The results database [default: $LINKPERF_DB, else ~/.local/share/linkperf/results.db].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<std::path::PathBuf>,
+    /// Do not keep this run in the results database.
+    #[arg(long, conflicts_with = "db")]
+    pub no_store: bool,
+    /// Tag the kept run (repeat for several), e.g. --label before --label board-a; `linkperf runs --label`
+    /// finds it.
+    #[arg(long = "label", value_name = "LABEL")]
+    pub labels: Vec<String>,
+}
+
+impl StoreArgs {
+    /// The database to use, unless the run is not to be kept.
+    pub fn path(&self) -> Option<std::path::PathBuf> {
+        (!self.no_store).then(|| self.db.clone().unwrap_or_else(linkperf_store::default_path))
+    }
 }
 
 impl OutputArgs {

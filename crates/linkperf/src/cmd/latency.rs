@@ -8,16 +8,17 @@ use linkperf_net::under_load::run_latency_under_load;
 
 use crate::args::latency::LatencyArgs;
 use crate::cmd::Prepared;
-use crate::output::{self, Measured};
+use crate::output::Measured;
 
 /// Runs the test; prints what was measured even when it stopped early (then exits 1).
 pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let spec = LatencySpec::try_from(&args)?;
-    let Prepared { key, endpoint, progress, started_at } = Prepared::new(&args.target, spec.proto, &args.output)?;
+    let mut prepared = Prepared::new(&args.target, spec.proto, &args.output)?;
+    let parameters = Parameters::Latency(spec.clone());
+    prepared.begin(&parameters)?;
     // Without --under-load this is the plain latency test.
-    let run = run_latency_under_load(&endpoint.target, key.as_deref(), &spec, &progress)?;
-    progress.finish();
+    let run = run_latency_under_load(&prepared.endpoint.target, prepared.key(), &spec, &prepared)?;
     let (mut measured, error) = Measured::series(run.latency);
     measured.throughput = run.load;
-    output::conclude(Parameters::Latency(spec), &endpoint, (measured, error), started_at, args.output.format())
+    prepared.conclude(parameters, (measured, error))
 }

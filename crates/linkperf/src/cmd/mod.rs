@@ -7,17 +7,29 @@ pub mod idle;
 pub mod latency;
 pub mod ratesearch;
 pub mod serve;
+pub mod stored;
+
 pub mod sweep;
 pub mod throughput;
 
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use linkperf_core::run_result::Parameters;
 use linkperf_core::Proto;
+use linkperf_net::observer::{Measurement, Observer, ProgressUnit};
+use linkperf_net::NetError;
+use linkperf_store::Store;
 
 use crate::args::output::OutputArgs;
 use crate::args::target::TargetArgs;
+use crate::output::Measured;
 use crate::progress::Progress;
+use crate::record::Recorder;
 
-/// What every test command sets up before it runs its driver: the key, the responder, the progress bar and
-/// the start time.
+/// What every test command sets up before it runs its driver: the key, the responder, the progress bar,
+/// the start time and the results database. It is the driver's observer: it shows progress and keeps each
+/// finished series.
 pub struct Prepared {
     /// The pre-shared key, if one was given.
     pub key: Option<Vec<u8>>,
@@ -27,18 +39,103 @@ pub struct Prepared {
     pub progress: Progress,
     /// When the run started.
     pub started_at: std::time::SystemTime,
+    /// Where the run is kept (the database is opened before anything is measured).
+    recorder: Option<Recorder>,
+    labels: Vec<String>,
+    format: linkperf_report::Format,
 }
 
 impl Prepared {
-    /// Reads the key, finds (or starts) the responder for `proto`, and starts the clock.
+    /// Reads the key, opens the results database (unless `--no-store`), finds (or starts) the responder
+    /// for `proto`, and starts the clock.
     pub fn new(target: &TargetArgs, proto: Proto, output: &OutputArgs) -> anyhow::Result<Self> {
         let key = target.key()?;
+        let recorder = match output.store.path() {
+            Some(path) => Some(Recorder::new(Store::open(&path).map_err(|e| {
+                anyhow::anyhow!("{e}\nhint: give another file with --db PATH, or run with --no-store")
+            })?)),
+            None => None,
+        };
         let endpoint = endpoint::resolve(target, proto)?;
         Ok(Self {
             key,
             endpoint,
             progress: Progress::new(!output.no_progress),
             started_at: std::time::SystemTime::now(),
+            recorder,
+            labels: output.store.labels.clone(),
+            format: output.format(),
         })
+    }
+
+    /// The key, as drivers take it.
+    pub fn key(&self) -> Option<&[u8]> {
+        self.key.as_deref()
+    }
+
+    /// Records in the database that a run with `parameters` starts.
+    pub fn begin(&mut self, parameters: &Parameters) -> anyhow::Result<()> {
+        if let Some(recorder) = self.recorder.as_mut() {
+            let start =
+                crate::output::build(parameters.clone(), &self.endpoint, Measured::default(), None, self.started_at);
+            recorder.begin(&start, &self.labels)?;
+        }
+        Ok(())
+    }
+
+    /// Prints the run's result, keeps it, and returns the exit code: 0, or 1 (with the error on stderr)
+    /// when the run stopped early or could not be kept.
+    pub fn conclude(
+        self,
+        parameters: Parameters,
+        (measured, error): (Measured, Option<NetError>),
+    ) -> anyhow::Result<ExitCode> {
+        self.progress.finish();
+        let result = crate::output::build(parameters, &self.endpoint, measured, error.as_ref(), self.started_at);
+        crate::output::emit(&result, self.format)?;
+        let labels = self.labels;
+        let kept = self.recorder.map(|recorder| recorder.finish(&result, &labels));
+        let mut code = ExitCode::SUCCESS;
+        if let Some(error) = error {
+            eprintln!("error: the run stopped early: {error}");
+            code = ExitCode::from(crate::exit::FAILURE);
+        }
+        match kept {
+            Some(Ok((id, path))) if std::io::stderr().is_terminal() => {
+                eprintln!("kept as run {id} in {} (linkperf show {id})", path.display());
+            }
+            Some(Err(e)) => {
+                eprintln!("error: the run was not kept: {e}");
+                code = ExitCode::from(crate::exit::FAILURE);
+            }
+            _ => {}
+        }
+        Ok(code)
+    }
+}
+
+impl Observer for Prepared {
+    fn phase(&self, label: &str, total: u64, unit: ProgressUnit) {
+        self.progress.phase(label, total, unit);
+    }
+    fn advance(&self, done: u64) {
+        self.progress.advance(done);
+    }
+    fn interval(&self, what: &str, start_s: f64, end_s: f64, bps: f64) {
+        self.progress.interval(what, start_s, end_s, bps);
+    }
+    fn measured(&self, item: Measurement<'_>) {
+        if let Some(recorder) = &self.recorder {
+            recorder.keep(item);
+        }
+    }
+    fn relabel(&self, label: &str) {
+        self.progress.relabel(label);
+    }
+    fn announce(&self, message: &str) {
+        self.progress.announce(message);
+    }
+    fn cancelled(&self) -> bool {
+        self.progress.cancelled()
     }
 }

@@ -8,19 +8,14 @@ use linkperf_net::throughput::run_throughput;
 
 use crate::args::throughput::ThroughputArgs;
 use crate::cmd::Prepared;
-use crate::output::{self, Measured};
+use crate::output::Measured;
 
 /// Runs the test; prints what was measured even when it stopped early (then exits 1).
 pub fn run(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
     let spec = ThroughputSpec::try_from(&args)?;
-    let Prepared { key, endpoint, progress, started_at } = Prepared::new(&args.target, spec.proto, &args.output)?;
-    let run = run_throughput(&endpoint.target, key.as_deref(), &spec, &progress)?;
-    progress.finish();
-    output::conclude(
-        Parameters::Throughput(spec),
-        &endpoint,
-        Measured::throughput(run),
-        started_at,
-        args.output.format(),
-    )
+    let mut prepared = Prepared::new(&args.target, spec.proto, &args.output)?;
+    let parameters = Parameters::Throughput(spec.clone());
+    prepared.begin(&parameters)?;
+    let run = run_throughput(&prepared.endpoint.target, prepared.key(), &spec, &prepared)?;
+    prepared.conclude(parameters, Measured::throughput(run))
 }

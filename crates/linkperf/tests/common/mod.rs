@@ -12,10 +12,22 @@ pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_linkperf")
 }
 
-/// A `linkperf` command with a timeout, so that no test can hang.
+/// The results database of this test process: tests never write to the user's own.
+pub fn test_db() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("linkperf-tests-{}", std::process::id())).join("results.db")
+}
+
+/// A `linkperf` command with a timeout, so that no test can hang, keeping runs in [`test_db`].
 pub fn linkperf() -> assert_cmd::Command {
     let mut command = assert_cmd::Command::new(binary());
-    command.timeout(Duration::from_secs(60));
+    command.timeout(Duration::from_secs(60)).env("LINKPERF_DB", test_db());
+    command
+}
+
+/// The binary as a plain process (to be signalled or killed), keeping runs in [`test_db`].
+pub fn spawnable() -> Command {
+    let mut command = Command::new(binary());
+    command.env("LINKPERF_DB", test_db());
     command
 }
 

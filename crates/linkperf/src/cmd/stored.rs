@@ -1,0 +1,175 @@
+//! `linkperf runs`, `show`, `export` and `import`: reading runs back from the results database, and
+//! writing runs from files into it.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use linkperf_core::RunResult;
+use linkperf_report::Format;
+use linkperf_store::{RunFilter, RunSummary, Store, StoredRun};
+use serde::{Deserialize, Serialize};
+
+use crate::args::stored::{DbArgs, ExportArgs, ImportArgs, RunsArgs, ShowArgs};
+
+/// The version of the export document.
+const EXPORT_VERSION: u32 = 1;
+
+/// What `linkperf export --json` writes and `linkperf import` reads.
+#[derive(Debug, Serialize, Deserialize)]
+struct Export {
+    /// [`EXPORT_VERSION`].
+    linkperf_export: u32,
+    /// The runs.
+    runs: Vec<ExportedRun>,
+}
+
+/// One run of an export.
+#[derive(Debug, Serialize, Deserialize)]
+struct ExportedRun {
+    /// Its number in the database it came from.
+    id: i64,
+    /// Its labels.
+    labels: Vec<String>,
+    /// The result.
+    result: RunResult,
+}
+
+/// Opens an existing database (reading commands do not create one).
+fn open_existing(db: &DbArgs) -> anyhow::Result<Store> {
+    let path = db.path();
+    if !path.exists() {
+        anyhow::bail!(
+            "no results database at {}: run a test first (runs are kept by default), or give --db PATH",
+            path.display()
+        );
+    }
+    Ok(Store::open(&path)?)
+}
+
+/// `linkperf runs`: one line per run, the newest first.
+pub fn runs(args: RunsArgs) -> anyhow::Result<ExitCode> {
+    let store = open_existing(&args.db)?;
+    let filter =
+        RunFilter { label: args.label, host: args.host, test: args.test, since: args.since, limit: Some(args.limit) };
+    let runs = store.list(&filter)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &runs)?;
+        writeln!(out)?;
+    } else {
+        write_runs(&runs, &mut out)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_runs(runs: &[RunSummary], out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{:>6}  {:<20} {:<10} {:<5} {:<20} {:<12} {:<9} {:>6}  labels",
+        "run", "started (UTC)", "test", "proto", "target", "responder", "state", "series"
+    )?;
+    for r in runs {
+        writeln!(
+            out,
+            "{:>6}  {:<20} {:<10} {:<5} {:<20} {:<12} {:<9} {:>6}  {}",
+            r.id,
+            r.started_at.replace('T', " ").trim_end_matches('Z'),
+            r.test,
+            r.proto,
+            r.target,
+            r.responder_host,
+            if r.state == "running" { "unfinished" } else { r.state.as_str() },
+            r.series,
+            r.labels.join(",")
+        )?;
+    }
+    Ok(())
+}
+
+/// `linkperf show ID`: the run as it was printed.
+pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let store = open_existing(&args.db)?;
+    let run = store.run(args.id)?;
+    let format = match (args.json, args.csv) {
+        (true, _) => Format::Json,
+        (_, true) => Format::Csv,
+        _ => Format::Table,
+    };
+    if format == Format::Table && !run.labels.is_empty() {
+        println!("run {} (labels: {})", run.id, run.labels.join(", "));
+    }
+    crate::output::emit(&run.result, format)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `linkperf export ID...`: runs as one JSON document, or as CSV.
+pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
+    let store = open_existing(&args.db)?;
+    let runs = args.ids.iter().map(|&id| store.run(id)).collect::<Result<Vec<StoredRun>, _>>()?;
+    let mut out = std::io::stdout().lock();
+    if args.csv {
+        for (i, run) in runs.iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            let mut csv = Vec::new();
+            Format::Csv.reporter().render(&run.result, &mut csv)?;
+            for (line, text) in String::from_utf8_lossy(&csv).lines().enumerate() {
+                let first = if line == 0 { "run".to_string() } else { run.id.to_string() };
+                writeln!(out, "{first},{text}")?;
+            }
+        }
+    } else {
+        let document = Export {
+            linkperf_export: EXPORT_VERSION,
+            runs: runs.into_iter().map(|r| ExportedRun { id: r.id, labels: r.labels, result: r.result }).collect(),
+        };
+        serde_json::to_writer_pretty(&mut out, &document)?;
+        writeln!(out)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `linkperf import FILE...`: every run of each file, as new runs.
+pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
+    let mut store = Store::open(&args.db.path())?;
+    for file in &args.files {
+        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+        let runs = parse_import(&text).with_context(|| {
+            format!("{} is neither a `linkperf export` document nor a result printed by --json", file.display())
+        })?;
+        for (labels, result) in runs {
+            let labels: Vec<String> = labels.into_iter().chain(args.labels.iter().cloned()).collect();
+            let id = store.insert(&result, &labels)?;
+            println!(
+                "{}: imported as run {id} ({} of {})",
+                file.display(),
+                result.parameters.test_name(),
+                result.started_at
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The runs in an export document, a result, or a list of results.
+fn parse_import(text: &str) -> anyhow::Result<Vec<(Vec<String>, RunResult)>> {
+    let value: serde_json::Value = serde_json::from_str(text)?;
+    if value.get("linkperf_export").is_some() {
+        let export: Export = serde_json::from_value(value)?;
+        if export.linkperf_export > EXPORT_VERSION {
+            anyhow::bail!("export version {} is newer than this linkperf's {EXPORT_VERSION}", export.linkperf_export);
+        }
+        return Ok(export.runs.into_iter().map(|r| (r.labels, r.result)).collect());
+    }
+    if value.is_array() {
+        let results: Vec<RunResult> = serde_json::from_value(value)?;
+        return Ok(results.into_iter().map(|r| (Vec::new(), r)).collect());
+    }
+    let result: RunResult = serde_json::from_value(value)?;
+    if result.schema_version > linkperf_core::SCHEMA_VERSION {
+        anyhow::bail!("result schema version {} is newer than this linkperf's", result.schema_version);
+    }
+    Ok(vec![(Vec::new(), result)])
+}

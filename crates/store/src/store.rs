@@ -1,0 +1,329 @@
+//! `Store`: opening the database, writing a run as it is measured, and reading runs back.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use linkperf_core::run_result::{Endpoints, Target, ThroughputSeries, ToolInfo};
+use linkperf_core::{RunResult, RunStatus, Series};
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+use crate::migration::{self, SCHEMA_VERSION};
+use crate::{RunId, StoreError};
+
+/// How long a writer waits for another process's transaction before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// What a run still marked `running` when read back is taken to be: nobody finished it.
+const UNFINISHED: &str =
+    "the run stopped without finishing (the process was killed or crashed); the series stored before that are kept";
+
+/// The results database.
+pub struct Store {
+    connection: Connection,
+    path: PathBuf,
+}
+
+/// A run read back from the database.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRun {
+    /// Its number.
+    pub id: RunId,
+    /// Its labels.
+    pub labels: Vec<String>,
+    /// The result, as it was printed (or, for a run that never finished, what was stored of it).
+    pub result: RunResult,
+}
+
+/// The results of searches, stored beside the series.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Outcomes {
+    #[serde(default)]
+    rate_search: Vec<linkperf_core::rate_search::ZeroLossRate>,
+    #[serde(default)]
+    bursts: Vec<linkperf_core::rate_search::BurstResult>,
+}
+
+impl Store {
+    /// Opens (creating it and its directory if needed) the database at `path`, and migrates it to this
+    /// build's schema.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_at(path, SCHEMA_VERSION)
+    }
+
+    /// Opens the database and migrates it to schema `version` only (for tests of migrations).
+    pub fn open_at(path: &Path, version: i64) -> Result<Self, StoreError> {
+        let shown = path.display().to_string();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Directory { path: shown.clone(), source })?;
+        }
+        let sqlite = |source| StoreError::Sqlite { path: shown.clone(), source };
+        let mut connection = Connection::open(path).map_err(sqlite)?;
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
+        connection.pragma_update(None, "journal_mode", "WAL").map_err(sqlite)?;
+        connection.pragma_update(None, "foreign_keys", true).map_err(sqlite)?;
+        let found = migration::version(&connection).map_err(sqlite)?;
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::TooNew { path: shown, found, supported: SCHEMA_VERSION });
+        }
+        migration::migrate_to(&mut connection, version).map_err(sqlite)?;
+        Ok(Self { connection, path: path.to_path_buf() })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the database.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        migration::version(&self.connection).map_err(|e| self.error(e))
+    }
+
+    fn error(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite { path: self.path.display().to_string(), source }
+    }
+
+    /// Records the start of a run: everything but its series, in state `running`.
+    pub fn begin(&mut self, run: &RunResult, labels: &[String]) -> Result<RunId, StoreError> {
+        let transaction = self.connection.transaction().map_err(|e| sqlite(&self.path, e))?;
+        let id = insert_run(&transaction, run, "running", labels).map_err(|e| sqlite(&self.path, e))?;
+        transaction.commit().map_err(|e| sqlite(&self.path, e))?;
+        Ok(id)
+    }
+
+    /// Stores one finished latency (or connect, idle) series of a running run.
+    pub fn add_series(&mut self, id: RunId, series: &Series) -> Result<(), StoreError> {
+        let body = json(series);
+        append(&self.connection, id, "latency", series.size_bytes, &body).map_err(|e| self.error(e))
+    }
+
+    /// Stores one finished throughput row of a running run.
+    pub fn add_throughput(&mut self, id: RunId, series: &ThroughputSeries) -> Result<(), StoreError> {
+        let body = json(series);
+        append(&self.connection, id, "throughput", Some(series.size_bytes), &body).map_err(|e| self.error(e))
+    }
+
+    /// Records the end of a run, in one transaction: its final series replace those stored along the way.
+    pub fn finish(&mut self, id: RunId, run: &RunResult) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let transaction = self.connection.transaction().map_err(|e| sqlite(&path, e))?;
+        let (state, error) = state_of(&run.status);
+        transaction
+            .execute(
+                "UPDATE runs SET state = ?2, error = ?3, warnings = ?4, endpoints = ?5, responder_host = ?6,
+                 outcomes = ?7, finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?1",
+                params![
+                    id,
+                    state,
+                    error,
+                    json(&run.warnings),
+                    json(&run.endpoints),
+                    run.endpoints.responder.hostname,
+                    json(&Outcomes { rate_search: run.rate_search.clone(), bursts: run.bursts.clone() })
+                ],
+            )
+            .map_err(|e| sqlite(&path, e))?;
+        transaction.execute("DELETE FROM series WHERE run_id = ?1", [id]).map_err(|e| sqlite(&path, e))?;
+        insert_series(&transaction, id, run).map_err(|e| sqlite(&path, e))?;
+        transaction.commit().map_err(|e| sqlite(&path, e))
+    }
+
+    /// Stores a whole run at once (an import), in one transaction.
+    pub fn insert(&mut self, run: &RunResult, labels: &[String]) -> Result<RunId, StoreError> {
+        let id = self.begin(run, labels)?;
+        self.finish(id, run)?;
+        Ok(id)
+    }
+
+    /// Reads run `id` back.
+    pub fn run(&self, id: RunId) -> Result<StoredRun, StoreError> {
+        let row = self
+            .connection
+            .query_row(
+                "SELECT started_at, tool_version, schema_version, command, target_host, target_address,
+                        parameters, endpoints, state, error, warnings, outcomes
+                 FROM runs WHERE id = ?1",
+                [id],
+                RunRow::read,
+            )
+            .optional()
+            .map_err(|e| self.error(e))?
+            .ok_or(StoreError::NoSuchRun(id))?;
+        let outcomes: Outcomes = parse(id, "outcomes", &row.outcomes)?;
+        let (series, throughput) = self.series_of(id)?;
+        let status = match row.state.as_str() {
+            "complete" => RunStatus::Complete,
+            "running" => RunStatus::Partial { error: UNFINISHED.into() },
+            _ => RunStatus::Partial { error: row.error.unwrap_or_default() },
+        };
+        let result = RunResult {
+            schema_version: row.schema_version,
+            tool: ToolInfo { name: "linkperf".into(), version: row.tool_version },
+            command: parse(id, "command", &row.command)?,
+            started_at: row.started_at,
+            parameters: parse(id, "parameters", &row.parameters)?,
+            target: Target { host: row.target_host, address: row.target_address },
+            endpoints: parse::<Endpoints>(id, "endpoints", &row.endpoints)?,
+            series,
+            throughput,
+            rate_search: outcomes.rate_search,
+            bursts: outcomes.bursts,
+            warnings: parse(id, "warnings", &row.warnings)?,
+            status,
+        };
+        Ok(StoredRun { id, labels: self.labels_of(id)?, result })
+    }
+
+    fn series_of(&self, id: RunId) -> Result<(Vec<Series>, Vec<ThroughputSeries>), StoreError> {
+        let mut statement = self
+            .connection
+            .prepare("SELECT kind, body FROM series WHERE run_id = ?1 ORDER BY kind, position")
+            .map_err(|e| self.error(e))?;
+        let rows = statement
+            .query_map([id], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))
+            .map_err(|e| self.error(e))?;
+        let (mut series, mut throughput) = (Vec::new(), Vec::new());
+        for row in rows {
+            let (kind, body) = row.map_err(|e| self.error(e))?;
+            match kind.as_str() {
+                "throughput" => throughput.push(parse(id, "throughput series", &body)?),
+                _ => series.push(parse(id, "series", &body)?),
+            }
+        }
+        Ok((series, throughput))
+    }
+
+    pub(crate) fn labels_of(&self, id: RunId) -> Result<Vec<String>, StoreError> {
+        let mut statement = self
+            .connection
+            .prepare("SELECT label FROM labels WHERE run_id = ?1 ORDER BY label")
+            .map_err(|e| self.error(e))?;
+        let labels = statement
+            .query_map([id], |row| row.get::<_, String>(0))
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.error(e))?;
+        Ok(labels)
+    }
+
+    pub(crate) fn connection(&self) -> &Connection {
+        &self.connection
+    }
+}
+
+/// The columns of a run's row.
+struct RunRow {
+    started_at: String,
+    tool_version: String,
+    schema_version: u32,
+    command: String,
+    target_host: String,
+    target_address: String,
+    parameters: String,
+    endpoints: String,
+    state: String,
+    error: Option<String>,
+    warnings: String,
+    outcomes: String,
+}
+
+impl RunRow {
+    fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            started_at: row.get(0)?,
+            tool_version: row.get(1)?,
+            schema_version: row.get(2)?,
+            command: row.get(3)?,
+            target_host: row.get(4)?,
+            target_address: row.get(5)?,
+            parameters: row.get(6)?,
+            endpoints: row.get(7)?,
+            state: row.get(8)?,
+            error: row.get(9)?,
+            warnings: row.get(10)?,
+            outcomes: row.get(11)?,
+        })
+    }
+}
+
+fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
+    StoreError::Sqlite { path: path.display().to_string(), source }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(id: RunId, what: &'static str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|source| StoreError::Corrupt { id, what, source })
+}
+
+/// The JSON of a value of the result model (which always serialises).
+fn json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
+}
+
+fn state_of(status: &RunStatus) -> (&'static str, Option<&str>) {
+    match status {
+        RunStatus::Complete => ("complete", None),
+        RunStatus::Partial { error } => ("partial", Some(error.as_str())),
+    }
+}
+
+fn insert_run(connection: &Connection, run: &RunResult, state: &str, labels: &[String]) -> rusqlite::Result<RunId> {
+    connection.execute(
+        "INSERT INTO runs (started_at, test, proto, tool_version, schema_version, command, target_host,
+            target_address, client_host, responder_host, parameters, endpoints, state, error, warnings)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, NULL, ?14)",
+        params![
+            run.started_at,
+            run.parameters.test_name(),
+            run.parameters.proto().name(),
+            run.tool.version,
+            run.schema_version,
+            json(&run.command),
+            run.target.host,
+            run.target.address,
+            run.endpoints.client.hostname,
+            run.endpoints.responder.hostname,
+            json(&run.parameters),
+            json(&run.endpoints),
+            state,
+            json(&run.warnings),
+        ],
+    )?;
+    let id = connection.last_insert_rowid();
+    for label in labels {
+        connection.execute("INSERT OR IGNORE INTO labels (run_id, label) VALUES (?1, ?2)", params![id, label])?;
+    }
+    Ok(id)
+}
+
+fn insert_series(connection: &Connection, id: RunId, run: &RunResult) -> rusqlite::Result<()> {
+    for (position, series) in run.series.iter().enumerate() {
+        insert_one(connection, id, ("latency", position as i64), series.size_bytes, &json(series))?;
+    }
+    for (position, series) in run.throughput.iter().enumerate() {
+        insert_one(connection, id, ("throughput", position as i64), Some(series.size_bytes), &json(series))?;
+    }
+    Ok(())
+}
+
+/// Appends a series after those of its kind already stored for the run.
+fn append(connection: &Connection, id: RunId, kind: &str, size: Option<u64>, body: &str) -> rusqlite::Result<()> {
+    let next: i64 = connection.query_row(
+        "SELECT COALESCE(MAX(position) + 1, 0) FROM series WHERE run_id = ?1 AND kind = ?2",
+        params![id, kind],
+        |row| row.get(0),
+    )?;
+    insert_one(connection, id, (kind, next), size, body)
+}
+
+fn insert_one(
+    connection: &Connection,
+    id: RunId,
+    (kind, position): (&str, i64),
+    size: Option<u64>,
+    body: &str,
+) -> rusqlite::Result<()> {
+    connection.execute(
+        "INSERT INTO series (run_id, kind, position, size_bytes, body) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![id, kind, position, size.map(|s| s as i64), body],
+    )?;
+    Ok(())
+}
