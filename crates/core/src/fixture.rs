@@ -7,8 +7,13 @@ use crate::*;
 
 /// A two-size, two-session TCP latency run with fixed samples.
 pub fn latency_run() -> RunResult {
-    let host =
-        HostFacts { hostname: "bench-a".into(), kernel: "Linux 6.1.0".into(), cpu_model: "Test CPU".into(), cpus: 2 };
+    let host = HostFacts {
+        hostname: "bench-a".into(),
+        kernel: "Linux 6.1.0".into(),
+        cpu_model: "Test CPU".into(),
+        cpus: 2,
+        interface: None,
+    };
     let mut series = Vec::new();
     for size in [64u64, 1024] {
         let mut all = RttHistogram::new();

@@ -19,7 +19,7 @@ pub mod throughput_series;
 pub mod units;
 
 pub use histogram::RttHistogram;
-pub use host_facts::HostFacts;
+pub use host_facts::{HostFacts, InterfaceFacts};
 pub use run_result::{RunResult, RunStatus, Series, SCHEMA_VERSION};
 pub use spec::{
     BurstSpec, ConnectSpec, Direction, IdleSpec, LatencySpec, Proto, RateSearchSpec, StopCondition, SweepSpec,

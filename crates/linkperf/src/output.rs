@@ -15,6 +15,8 @@ use crate::cmd::endpoint::Endpoint;
 pub struct Measured {
     /// The responder's facts.
     pub responder: HostFacts,
+    /// This host's facts, with its interface, when the driver knew them.
+    pub client: Option<HostFacts>,
     /// Latency or connect series.
     pub series: Vec<Series>,
     /// Throughput series.
@@ -30,14 +32,25 @@ pub struct Measured {
 impl Measured {
     /// The latency, connect or idle series of a driver's run, and what stopped it.
     pub fn series(run: MeasuredRun<Series>) -> (Self, Option<NetError>) {
-        let measured = Self { responder: run.responder, series: run.series, warnings: run.warnings, ..Self::default() };
+        let measured = Self {
+            responder: run.responder,
+            client: run.client,
+            series: run.series,
+            warnings: run.warnings,
+            ..Self::default()
+        };
         (measured, run.error)
     }
 
     /// The throughput series of a driver's run, and what stopped it.
     pub fn throughput(run: MeasuredRun<ThroughputSeries>) -> (Self, Option<NetError>) {
-        let measured =
-            Self { responder: run.responder, throughput: run.series, warnings: run.warnings, ..Self::default() };
+        let measured = Self {
+            responder: run.responder,
+            client: run.client,
+            throughput: run.series,
+            warnings: run.warnings,
+            ..Self::default()
+        };
         (measured, run.error)
     }
 }
@@ -57,7 +70,10 @@ pub fn build(
         started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
         parameters,
         target: Target { host: endpoint.label.clone(), address: endpoint.target.describe() },
-        endpoints: Endpoints { client: linkperf_net::host::local_host_facts(), responder: measured.responder },
+        endpoints: Endpoints {
+            client: measured.client.unwrap_or_else(linkperf_net::host::local_host_facts),
+            responder: measured.responder,
+        },
         series: measured.series,
         throughput: measured.throughput,
         rate_search: measured.rate_search,

@@ -40,7 +40,7 @@ pub fn run_connect(
     let token = control.request(TestRequest::Connect { proto: spec.proto, planned_duration_s })?;
     for _ in 0..spec.warmup {
         if let Err(error) = probe(target, token, timeout) {
-            return Ok(MeasuredRun { error: Some(error), ..MeasuredRun::new(control.responder().clone()) });
+            return Ok(MeasuredRun { error: Some(error), ..MeasuredRun::of(&control) });
         }
     }
     let (series, error) = measure(target, token, spec, observer);
@@ -54,7 +54,7 @@ pub fn run_connect(
         }
         Some(e) => Some(control.pending_error().unwrap_or(e)),
     };
-    Ok(MeasuredRun { series: vec![series], error, ..MeasuredRun::new(control.responder().clone()) })
+    Ok(MeasuredRun { series: vec![series], error, ..MeasuredRun::of(&control) })
 }
 
 fn measure(target: &Target, token: u32, spec: &ConnectSpec, observer: &dyn Observer) -> (Series, Option<NetError>) {

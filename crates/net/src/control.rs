@@ -30,6 +30,8 @@ pub struct ControlClient {
     held: Option<Message>,
     target: Target,
     responder: HostFacts,
+    /// This host's facts, with the interface of the control connection.
+    client: HostFacts,
     responder_software: String,
     capabilities: Vec<String>,
 }
@@ -45,9 +47,11 @@ impl ControlClient {
             held: None,
             target: target.clone(),
             responder: HostFacts::default(),
+            client: HostFacts::default(),
             responder_software: String::new(),
             capabilities: Vec::new(),
         };
+        client.client = crate::host::host_facts_for(client.local_address());
         client.greet(key)?;
         Ok(client)
     }
@@ -55,6 +59,11 @@ impl ControlClient {
     /// The responder's host facts, from its welcome.
     pub fn responder(&self) -> &HostFacts {
         &self.responder
+    }
+
+    /// This host's facts, with the interface that carries the control connection.
+    pub fn client(&self) -> &HostFacts {
+        &self.client
     }
 
     /// The local address of the control connection (`None` over a Unix socket).

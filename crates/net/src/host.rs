@@ -2,11 +2,40 @@
 //!
 //! Anything unreadable becomes `unknown` rather than an error: facts describe a result, they never stop one.
 
-use linkperf_core::HostFacts;
+use linkperf_core::{HostFacts, InterfaceFacts};
 
 /// Facts about the host this process runs on.
 pub fn local_host_facts() -> HostFacts {
-    HostFacts { hostname: hostname(), kernel: kernel(), cpu_model: cpu_model(), cpus: cpus() }
+    HostFacts { hostname: hostname(), kernel: kernel(), cpu_model: cpu_model(), cpus: cpus(), interface: None }
+}
+
+/// This host's facts, with the interface that holds `local` (a connection's local address).
+pub fn host_facts_for(local: Option<std::net::SocketAddr>) -> HostFacts {
+    HostFacts {
+        interface: crate::counters::interface_for(local).map(|name| interface_facts(&name)),
+        ..local_host_facts()
+    }
+}
+
+/// What `/sys/class/net/NAME` tells of an interface.
+pub fn interface_facts(name: &str) -> InterfaceFacts {
+    let dir = format!("/sys/class/net/{name}");
+    let read = |file: &str| read_trimmed(&format!("{dir}/{file}"));
+    let driver = std::fs::read_link(format!("{dir}/device/driver"))
+        .ok()
+        .and_then(|link| link.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "virtual".to_string());
+    let offloads = ["gro_flush_timeout", "napi_defer_hard_irqs", "tx_queue_len"]
+        .iter()
+        .filter_map(|file| read(file).map(|value| format!("{file}={value}")))
+        .collect();
+    InterfaceFacts {
+        name: name.to_string(),
+        driver,
+        speed_mbit: read("speed").and_then(|s| s.parse::<i64>().ok()).filter(|&s| s > 0).map(|s| s as u64),
+        mtu_bytes: read("mtu").and_then(|s| s.parse().ok()),
+        offloads,
+    }
 }
 
 fn read_trimmed(path: &str) -> Option<String> {
@@ -58,5 +87,14 @@ mod tests {
         assert!(!facts.kernel.is_empty());
         assert!(!facts.cpu_model.is_empty());
         assert!(facts.cpus >= 1);
+    }
+
+    #[test]
+    fn the_loopback_interface_is_described() {
+        let facts = host_facts_for(Some("127.0.0.1:5250".parse().unwrap()));
+        let lo = facts.interface.expect("loopback holds 127.0.0.1");
+        assert_eq!((lo.name.as_str(), lo.driver.as_str()), ("lo", "virtual"));
+        assert!(lo.mtu_bytes.is_some_and(|mtu| mtu > 0));
+        assert_eq!(host_facts_for(None).interface, None);
     }
 }

@@ -47,7 +47,7 @@ pub fn run_idle(
         planned_duration_s: Some(planned),
     })?;
     let mut channels = open_channels(target, &latency, token, spec.size_bytes as usize)?;
-    let mut run = MeasuredRun::new(control.responder().clone());
+    let mut run = MeasuredRun::of(&control);
     let (measured, rest) = channels.split_at_mut(1);
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {

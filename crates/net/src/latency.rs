@@ -44,7 +44,7 @@ pub fn run_latency(
         wait: spec.wait,
         planned_duration_s: planned_duration(spec),
     })?;
-    let mut run = MeasuredRun::new(control.responder().clone());
+    let mut run = MeasuredRun::of(&control);
     for &size in &spec.sizes_bytes {
         // Fresh connections per size: a stream connection announces its message size once, up front.
         let mut channels = match open_channels(target, spec, token, size as usize) {

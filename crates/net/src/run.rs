@@ -9,6 +9,8 @@ use crate::NetError;
 pub struct MeasuredRun<S> {
     /// The responder's facts, from its welcome.
     pub responder: HostFacts,
+    /// This host's facts with the interface that carried the test (`None`: not known to the driver).
+    pub client: Option<HostFacts>,
     /// Every series measured, in order.
     pub series: Vec<S>,
     /// What stopped the run early, if anything.
@@ -20,6 +22,11 @@ pub struct MeasuredRun<S> {
 impl<S> MeasuredRun<S> {
     /// A run that has measured nothing yet, against a responder described by `responder`.
     pub fn new(responder: HostFacts) -> Self {
-        Self { responder, series: Vec::new(), error: None, warnings: Vec::new() }
+        Self { responder, client: None, series: Vec::new(), error: None, warnings: Vec::new() }
+    }
+
+    /// A run that has measured nothing yet, over `control`'s session: both endpoints' facts from it.
+    pub fn of(control: &crate::ControlClient) -> Self {
+        Self { client: Some(control.client().clone()), ..Self::new(control.responder().clone()) }
     }
 }

@@ -50,7 +50,7 @@ pub fn run_throughput(
         return Err(NetError::Invalid("--proto udp needs a host, not a Unix socket path".into()));
     }
     let mut control = ControlClient::connect(target, key, STALL_TIMEOUT)?;
-    let mut run = MeasuredRun::new(control.responder().clone());
+    let mut run = MeasuredRun::of(&control);
     for &phase in &spec.phases {
         for &size in &spec.sizes_bytes {
             observer.phase(
@@ -110,7 +110,7 @@ pub(crate) fn open_udp_trials(
         return Err(NetError::Invalid("UDP trials need a host, not a Unix socket path".into()));
     }
     let control = ControlClient::connect(target, key, STALL_TIMEOUT)?;
-    let run = MeasuredRun::new(control.responder().clone());
+    let run = MeasuredRun::of(&control);
     Ok((control, run))
 }
 

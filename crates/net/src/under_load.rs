@@ -47,6 +47,7 @@ pub fn run_latency_under_load(
             Ok(idle) => idle,
         };
         out.latency.responder = idle.responder.clone();
+        out.latency.client = idle.client.clone();
         if !absorb(&mut out.latency, idle) {
             return Ok(out);
         }

@@ -151,7 +151,15 @@ fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn describe_host(host: &HostFacts) -> String {
-    format!("{} ({}, {} x{})", host.hostname, host.kernel, host.cpu_model, host.cpus)
+    let interface = match &host.interface {
+        Some(i) => {
+            let speed = i.speed_mbit.map(|s| format!(", {s} Mbit/s")).unwrap_or_default();
+            let mtu = i.mtu_bytes.map(|m| format!(", MTU {m}")).unwrap_or_default();
+            format!("; {} ({}{speed}{mtu})", i.name, i.driver)
+        }
+        None => String::new(),
+    };
+    format!("{} ({}, {} x{}{interface})", host.hostname, host.kernel, host.cpu_model, host.cpus)
 }
 
 fn write_row(series: &Series, out: &mut dyn Write) -> io::Result<()> {

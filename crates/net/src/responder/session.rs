@@ -13,7 +13,7 @@ use super::bulk::BulkState;
 use super::echo::log;
 use super::registry::{TestEntry, TestKind};
 use super::Shared;
-use crate::host::local_host_facts;
+use crate::host::host_facts_for;
 
 /// How long a client may take to greet and authenticate.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -102,7 +102,7 @@ impl Session<'_> {
         let challenge = self.shared.config.key.as_ref().map(|_| auth::nonce_from(&crate::random_bytes()));
         let welcome = Message::Welcome {
             software: crate::software(),
-            host: local_host_facts(),
+            host: host_facts_for(self.socket.local_addr().ok().and_then(|a| a.as_socket())),
             challenge: challenge.clone(),
             capabilities: linkperf_proto::CAPABILITIES.iter().map(|c| c.to_string()).collect(),
         };
