@@ -3,6 +3,7 @@
 //! This crate does no I/O: it opens no sockets, reads no clock and knows nothing of the command line, the
 //! terminal or a database. Everything here can be tested with known answers.
 
+pub mod compare;
 pub mod counters;
 pub mod datagram_tracker;
 #[cfg(any(test, feature = "fixture"))]

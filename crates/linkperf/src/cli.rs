@@ -8,7 +8,7 @@ use crate::args::idle::IdleArgs;
 use crate::args::latency::LatencyArgs;
 use crate::args::ratesearch::RateSearchArgs;
 use crate::args::serve::ServeArgs;
-use crate::args::stored::{ExportArgs, ImportArgs, RunsArgs, ShowArgs};
+use crate::args::stored::{CompareArgs, ExportArgs, ImportArgs, RunsArgs, ShowArgs};
 use crate::args::sweep::SweepArgs;
 use crate::args::throughput::ThroughputArgs;
 
@@ -60,6 +60,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Read runs from files written by `export` or by a test's --json into the results database.
     Import(ImportArgs),
+    /// Compare kept runs: every matching figure side by side, with the change and whether it is beyond noise.
+    Compare(CompareArgs),
 }
 
 #[cfg(test)]

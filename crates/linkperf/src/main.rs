@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         Command::Show(args) => cmd::stored::show(args),
         Command::Export(args) => cmd::stored::export(args),
         Command::Import(args) => cmd::stored::import(args),
+        Command::Compare(args) => cmd::stored::compare(args),
     };
     match result {
         Ok(code) => code,

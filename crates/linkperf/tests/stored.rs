@@ -117,3 +117,27 @@ fn no_store_keeps_nothing_and_an_unusable_database_stops_before_measuring() {
     let missing = linkperf().args(["runs", "--db", "/nonexistent/results.db"]).output().unwrap();
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no results database"));
 }
+
+#[test]
+fn compare_puts_matching_figures_side_by_side_with_a_verdict() {
+    let (_dir, db) = fresh_db();
+    run_json(&["latency", "-n", "2000", "--size", "64,1k", "--json", "--db", &db, "--label", "block"]);
+    run_json(&["latency", "-n", "2000", "--size", "64", "--wait", "spin", "--json", "--db", &db, "--label", "spin"]);
+    let output = linkperf().args(["compare", "--label", "block", "--label", "spin", "--db", &db]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("run 1 (block)") && text.contains("run 2 vs 1"), "{text}");
+    let p50 = text.lines().find(|l| l.starts_with("latency tcp 64 B") && l.contains("p50")).unwrap();
+    assert!(p50.contains(" %"), "{p50}");
+    let json = run_json(&["compare", "1", "2", "--json", "--db", &db]);
+    let rows = json["rows"].as_array().unwrap();
+    let missing = rows.iter().find(|r| r["subject"] == "latency tcp 1 KiB").unwrap();
+    assert!(missing["values"][1].is_null(), "run 2 has no 1 KiB size: {missing}");
+    let verdict = &rows[0]["deltas"][1]["verdict"];
+    assert!(verdict == "real" || verdict == "noise", "{verdict}");
+    for bad in [&["compare", "1"][..], &["compare", "1", "2", "--baseline", "9"], &["compare", "--label", "none", "1"]]
+    {
+        let output = linkperf().args(bad).args(["--db", &db]).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{bad:?}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+}

@@ -4,6 +4,7 @@
 //! never mix formats.
 
 mod characterise_table;
+pub mod comparison;
 pub mod csv;
 pub mod json;
 pub mod table;

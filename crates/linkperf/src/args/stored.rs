@@ -97,6 +97,34 @@ pub struct ImportArgs {
     pub db: DbArgs,
 }
 
+/// Examples of `linkperf compare`.
+const COMPARE_EXAMPLES: &str = "Examples:
+  linkperf compare 12 15                          run 15 against run 12
+  linkperf compare --label before --label after   the newest run of each label
+  linkperf compare 12 15 17 --baseline 15 --markdown > changes.md";
+
+/// Arguments of `linkperf compare`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = COMPARE_EXAMPLES)]
+pub struct CompareArgs {
+    /// The runs' numbers, as `linkperf runs` lists them.
+    pub ids: Vec<i64>,
+    /// Add the newest run carrying this label (repeat for several), after the numbered runs.
+    #[arg(long = "label", value_name = "LABEL")]
+    pub labels: Vec<String>,
+    /// The run the others are compared with [default: the first].
+    #[arg(long)]
+    pub baseline: Option<i64>,
+    /// Print a Markdown table.
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
 /// `--since`: a date, a time, or a length of time back from now, as an RFC 3339 UTC time.
 fn since(text: &str) -> Result<String, String> {
     let text = text.trim();

@@ -10,7 +10,8 @@ use linkperf_report::Format;
 use linkperf_store::{RunFilter, RunSummary, Store, StoredRun};
 use serde::{Deserialize, Serialize};
 
-use crate::args::stored::{DbArgs, ExportArgs, ImportArgs, RunsArgs, ShowArgs};
+use crate::args::stored::{CompareArgs, DbArgs, ExportArgs, ImportArgs, RunsArgs, ShowArgs};
+use crate::exit::UsageError;
 
 /// The version of the export document.
 const EXPORT_VERSION: u32 = 1;
@@ -172,4 +173,48 @@ fn parse_import(text: &str) -> anyhow::Result<Vec<(Vec<String>, RunResult)>> {
         anyhow::bail!("result schema version {} is newer than this linkperf's", result.schema_version);
     }
     Ok(vec![(Vec::new(), result)])
+}
+
+/// `linkperf compare A B ...`: every matching figure side by side, with differences and verdicts.
+pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    use linkperf_report::comparison::{write_comparison, ComparedRun, ComparisonFormat};
+    let store = open_existing(&args.db)?;
+    let mut ids = args.ids.clone();
+    for label in &args.labels {
+        let newest = store.list(&RunFilter { label: Some(label.clone()), limit: Some(1), ..RunFilter::default() })?;
+        let run = newest.first().ok_or_else(|| UsageError(format!("no run carries the label '{label}'")))?;
+        ids.push(run.id);
+    }
+    if ids.len() < 2 {
+        return Err(UsageError("compare needs at least two runs: give their numbers or --label twice".into()).into());
+    }
+    let baseline = match args.baseline {
+        Some(id) => ids
+            .iter()
+            .position(|&i| i == id)
+            .ok_or_else(|| UsageError(format!("--baseline {id} is not one of the compared runs ({ids:?})")))?,
+        None => 0,
+    };
+    let runs = ids.iter().map(|&id| store.run(id)).collect::<Result<Vec<StoredRun>, _>>()?;
+    let results: Vec<&RunResult> = runs.iter().map(|r| &r.result).collect();
+    let rows = linkperf_core::compare::compare(&results, baseline);
+    let compared: Vec<ComparedRun> = runs
+        .iter()
+        .map(|r| ComparedRun {
+            id: r.id,
+            labels: r.labels.clone(),
+            started_at: r.result.started_at.clone(),
+            test: r.result.parameters.test_name().to_string(),
+        })
+        .collect();
+    let format = match (args.markdown, args.json) {
+        (true, _) => ComparisonFormat::Markdown,
+        (_, true) => ComparisonFormat::Json,
+        _ => ComparisonFormat::Table,
+    };
+    if rows.iter().all(|r| r.values.iter().filter(|v| v.is_some()).count() < 2) {
+        eprintln!("warning: the runs have no figure in common (different tests or sizes): nothing to compare");
+    }
+    write_comparison(&compared, baseline, &rows, format, &mut std::io::stdout().lock())?;
+    Ok(ExitCode::SUCCESS)
 }
