@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod counters;
 pub mod datagram_tracker;
+pub mod datasheet;
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;
 pub mod histogram;

@@ -9,6 +9,7 @@ use crate::args::latency::LatencyArgs;
 use crate::args::ratesearch::RateSearchArgs;
 use crate::args::serve::ServeArgs;
 use crate::args::stored::{CompareArgs, ExportArgs, ImportArgs, RunsArgs, ShowArgs};
+use crate::args::suite::SuiteArgs;
 use crate::args::sweep::SweepArgs;
 use crate::args::throughput::ThroughputArgs;
 
@@ -52,6 +53,9 @@ pub enum Command {
     /// Back-to-back frames: the longest burst that arrives whole, min/typ/max (RFC 2544 26.4).
     #[command(long_about = crate::args::burst::LONG_ABOUT)]
     Burst(BurstArgs),
+    /// A whole characterisation from a profile, printed as a datasheet (Test | Min | Typ | Max | Unit | Notes).
+    #[command(long_about = crate::args::suite::LONG_ABOUT)]
+    Suite(SuiteArgs),
     /// List the runs kept in the results database.
     Runs(RunsArgs),
     /// Print a kept run again, as a table, JSON or CSV.

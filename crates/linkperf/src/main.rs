@@ -11,6 +11,7 @@ mod exit;
 mod output;
 mod progress;
 mod record;
+mod suite;
 
 use std::process::ExitCode;
 
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => cmd::sweep::run(args),
         Command::Ratesearch(args) => cmd::ratesearch::run(args),
         Command::Burst(args) => cmd::burst::run(args),
+        Command::Suite(args) => suite::run(args),
         Command::Runs(args) => cmd::stored::runs(args),
         Command::Show(args) => cmd::stored::show(args),
         Command::Export(args) => cmd::stored::export(args),

@@ -11,6 +11,11 @@ use linkperf_net::observer::{Observer, ProgressUnit};
 /// Set by the first Ctrl-C: the drivers stop and the results so far are printed.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// Whether the user pressed Ctrl-C.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
 /// Installs the Ctrl-C handler: the first press asks the running test to stop and print what it measured;
 /// a second press quits at once.
 pub fn handle_interrupts() {

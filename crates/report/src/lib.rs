@@ -6,6 +6,7 @@
 mod characterise_table;
 pub mod comparison;
 pub mod csv;
+pub mod datasheet;
 pub mod json;
 pub mod table;
 mod throughput_table;

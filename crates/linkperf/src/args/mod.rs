@@ -10,6 +10,7 @@ pub mod output;
 pub mod ratesearch;
 pub mod serve;
 pub mod stored;
+pub mod suite;
 pub mod sweep;
 pub mod target;
 pub mod throughput;

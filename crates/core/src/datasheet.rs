@@ -1,0 +1,328 @@
+//! Datasheets: the tables a characterisation suite prints, built from the results of its runs.
+//!
+//! A suite profile (`linkperf suite --profile`) lists sections; each section becomes a [`Table`]:
+//! - a datasheet section has rows `Test | Min | Typ | Max | Unit | Notes`, one test command per row (or per
+//!   size or flow of it), its figure read from the run's results ([`Figure`]);
+//! - a by-size section has one row per message size and one column per command (e.g. TCP between hosts
+//!   beside Unix sockets on one host).
+//!
+//! How each figure is taken is defined in docs/metrics.md, "Datasheets". Pure: no I/O.
+
+use serde::{Deserialize, Serialize};
+
+use crate::run_result::{Series, ThroughputSeries};
+use crate::RunResult;
+
+/// Which figure of a run a datasheet row shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Figure {
+    /// Round trip (or connection time) of each size's aggregate series on an idle path: min, p50, max.
+    Rtt,
+    /// The same, of the series measured under load.
+    RttLoaded,
+    /// Receiver goodput of each flow: min and max of its whole intervals, typ the goodput over the run.
+    Goodput,
+    /// The zero-loss rate of each size of a rate search.
+    ZeroLoss,
+    /// The longest whole burst of each size: min, typ, max over the searches.
+    Burst,
+}
+
+/// One row of a datasheet.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DatasheetRow {
+    /// What was measured.
+    pub test: String,
+    /// The smallest value.
+    pub min: Option<f64>,
+    /// The typical value.
+    pub typ: Option<f64>,
+    /// The largest value.
+    pub max: Option<f64>,
+    /// The unit of the three.
+    pub unit: String,
+    /// How it was measured.
+    pub note: String,
+}
+
+/// A table of a suite's output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Table {
+    /// `Test | Min | Typ | Max | Unit | Notes`.
+    Datasheet {
+        /// Its heading.
+        title: String,
+        /// Its rows.
+        rows: Vec<DatasheetRow>,
+    },
+    /// One row per size, a column per command.
+    BySize {
+        /// Its heading.
+        title: String,
+        /// The figure and unit of the cells, e.g. `round trip p50, µs`.
+        figure: String,
+        /// The columns' headings.
+        columns: Vec<String>,
+        /// Per size: the size in bytes and a cell per column.
+        rows: Vec<(u64, Vec<Option<f64>>)>,
+        /// How it was measured.
+        note: String,
+    },
+    /// The runs' own tables, as their commands print them (a sweep, a UDP test).
+    Runs {
+        /// Its heading.
+        title: String,
+        /// The runs.
+        runs: Vec<RunResult>,
+    },
+}
+
+/// Scale of goodput figures: `Mbit/s` (10^6 bit/s) or `MB/s` (10^6 bytes/s).
+fn goodput_scale(unit: &str) -> f64 {
+    if unit == "MB/s" {
+        8e6
+    } else {
+        1e6
+    }
+}
+
+/// The datasheet rows of `test` with figure `figure` from its repeated runs (`runs`, one per repetition):
+/// one row per size, gap or flow the runs have. Across repetitions the minimum of the minima, the median
+/// of the typical values and the maximum of the maxima are shown. `unit` applies to goodput (`Mbit/s`
+/// or `MB/s`).
+pub fn datasheet_rows(test: &str, figure: Figure, unit: &str, note: &str, runs: &[RunResult]) -> Vec<DatasheetRow> {
+    // Per row: its suffix, each repetition's (min, typ, max), its unit.
+    type Spread = (f64, f64, f64);
+    let mut rows: Vec<(String, Vec<Spread>, String)> = Vec::new();
+    let mut add = |suffix: String, values: Option<(f64, f64, f64)>, unit: &str| {
+        let Some(values) = values else { return };
+        match rows.iter_mut().find(|(s, _, _)| *s == suffix) {
+            Some((_, all, _)) => all.push(values),
+            None => rows.push((suffix, vec![values], unit.to_string())),
+        }
+    };
+    for run in runs {
+        match figure {
+            Figure::Rtt | Figure::RttLoaded => {
+                let loaded = figure == Figure::RttLoaded;
+                let series: Vec<&Series> =
+                    run.series.iter().filter(|s| s.session.is_none() && s.load.is_some() == loaded).collect();
+                for s in &series {
+                    add(
+                        series_suffix(s, series.len()),
+                        s.summary.as_ref().map(|m| (m.min_us, m.p50_us, m.max_us)),
+                        "µs",
+                    );
+                }
+            }
+            Figure::Goodput => {
+                let sums: Vec<&ThroughputSeries> = run.throughput.iter().filter(|s| s.stream.is_none()).collect();
+                for s in &sums {
+                    let scale = goodput_scale(unit);
+                    add(
+                        throughput_suffix(s, &sums),
+                        goodput_spread(s).map(|(a, b, c)| (a / scale, b / scale, c / scale)),
+                        unit,
+                    );
+                }
+            }
+            Figure::ZeroLoss => {
+                for r in &run.rate_search {
+                    let size =
+                        r.frame_bytes.map_or(format!("{} B payload", r.payload_bytes), |f| format!("{f} B frames"));
+                    let suffix = if run.rate_search.len() > 1 { format!(", {size}") } else { String::new() };
+                    add(suffix, r.rate_bps.map(|b| (b / 1e6, b / 1e6, b / 1e6)), "Mbit/s");
+                }
+            }
+            Figure::Burst => {
+                for b in &run.bursts {
+                    let suffix = if run.bursts.len() > 1 { format!(", {} B", b.payload_bytes) } else { String::new() };
+                    let values =
+                        b.min.zip(b.typ).zip(b.max).map(|((min, typ), max)| (min as f64, typ as f64, max as f64));
+                    add(suffix, values, "datagrams");
+                }
+            }
+        }
+    }
+    rows.into_iter()
+        .map(|(suffix, values, unit)| {
+            let min = values.iter().map(|v| v.0).fold(f64::INFINITY, f64::min);
+            let max = values.iter().map(|v| v.2).fold(f64::NEG_INFINITY, f64::max);
+            let mut typs: Vec<f64> = values.iter().map(|v| v.1).collect();
+            typs.sort_by(f64::total_cmp);
+            DatasheetRow {
+                test: format!("{test}{suffix}"),
+                min: Some(min),
+                typ: Some(typs[(typs.len() - 1) / 2]),
+                max: Some(max),
+                unit,
+                note: note.to_string(),
+            }
+        })
+        .collect()
+}
+
+/// Which size or gap a series is, when a run has several.
+fn series_suffix(s: &Series, count: usize) -> String {
+    if count <= 1 {
+        return String::new();
+    }
+    match (s.gap_s, s.size_bytes) {
+        (Some(gap), _) => format!(", after {gap} s idle"),
+        (None, Some(size)) => format!(", {size} B"),
+        _ => String::new(),
+    }
+}
+
+/// Which flow and size a throughput row is, when a run has several.
+fn throughput_suffix(s: &ThroughputSeries, all: &[&ThroughputSeries]) -> String {
+    let mut parts = Vec::new();
+    if all.iter().any(|o| o.flow != s.flow) {
+        parts.push(s.flow.name().to_string());
+    }
+    if all.iter().any(|o| o.size_bytes != s.size_bytes) {
+        parts.push(format!("{} B writes", s.size_bytes));
+    }
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", parts.join(", ")),
+    }
+}
+
+/// Min and max over a row's whole intervals in its totals, and its goodput; bits per second.
+fn goodput_spread(s: &ThroughputSeries) -> Option<(f64, f64, f64)> {
+    let typ = s.receiver_bps?;
+    let whole: Vec<f64> =
+        s.intervals.iter().filter(|i| i.in_total_s >= (i.end_s - i.start_s) * 0.999).map(|i| i.goodput_bps).collect();
+    let min = whole.iter().copied().fold(typ, f64::min);
+    let max = whole.iter().copied().fold(typ, f64::max);
+    Some((min, typ, max))
+}
+
+/// What a by-size table shows in its cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SizeFigure {
+    /// The round trip's p50, µs.
+    RttP50,
+    /// Microseconds per message at the receiver's goodput (throughput runs).
+    UsPerMessage,
+    /// Receiver goodput, Mbit/s (throughput runs).
+    Goodput,
+}
+
+impl SizeFigure {
+    /// The figure and unit, as a table says.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SizeFigure::RttP50 => "round trip, typical (p50), µs",
+            SizeFigure::UsPerMessage => "µs per message at the receiver's goodput",
+            SizeFigure::Goodput => "receiver goodput, Mbit/s",
+        }
+    }
+}
+
+/// A by-size table: a row per size found in any column's run, a cell per column.
+pub fn by_size_rows(figure: SizeFigure, columns: &[Option<&RunResult>]) -> Vec<(u64, Vec<Option<f64>>)> {
+    let value = |run: &RunResult, size: u64| -> Option<f64> {
+        match figure {
+            SizeFigure::RttP50 => run
+                .series
+                .iter()
+                .find(|s| s.session.is_none() && s.load.is_none() && s.size_bytes == Some(size))
+                .and_then(|s| s.summary.as_ref().map(|m| m.p50_us)),
+            SizeFigure::UsPerMessage | SizeFigure::Goodput => {
+                let row = run.throughput.iter().find(|s| s.stream.is_none() && s.size_bytes == size)?;
+                match figure {
+                    SizeFigure::UsPerMessage => row.us_per_message,
+                    _ => row.receiver_bps.map(|b| b / 1e6),
+                }
+            }
+        }
+    };
+    let mut sizes: Vec<u64> = columns
+        .iter()
+        .flatten()
+        .flat_map(|run| {
+            run.series.iter().filter_map(|s| s.size_bytes).chain(run.throughput.iter().map(|s| s.size_bytes))
+        })
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes.into_iter().map(|size| (size, columns.iter().map(|run| run.and_then(|r| value(r, size))).collect())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    #[test]
+    fn round_trips_give_a_row_per_size_from_min_p50_and_max() {
+        let run = fixture::latency_run();
+        let rows = datasheet_rows("Round trip", Figure::Rtt, "", "64 and 1024 bytes", &[run.clone()]);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].test, "Round trip, 64 B");
+        let summary = run.series[0].summary.clone().unwrap();
+        assert_eq!(
+            (rows[0].min, rows[0].typ, rows[0].max),
+            (Some(summary.min_us), Some(summary.p50_us), Some(summary.max_us))
+        );
+        assert_eq!(rows[0].unit, "µs");
+    }
+
+    #[test]
+    fn repetitions_give_the_lowest_min_the_median_typ_and_the_highest_max() {
+        let mut runs = vec![fixture::latency_run(), fixture::latency_run(), fixture::latency_run()];
+        for (run, shift) in runs.iter_mut().zip([0.0, 10.0, 20.0]) {
+            run.series.truncate(1);
+            let m = run.series[0].summary.as_mut().unwrap();
+            (m.min_us, m.p50_us, m.max_us) = (m.min_us + shift, m.p50_us + shift, m.max_us + shift);
+        }
+        let base = fixture::latency_run().series[0].summary.clone().unwrap();
+        let rows = datasheet_rows("RTT", Figure::Rtt, "", "", &runs);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].test, "RTT", "one size: no suffix");
+        assert_eq!(
+            (rows[0].min, rows[0].typ, rows[0].max),
+            (Some(base.min_us), Some(base.p50_us + 10.0), Some(base.max_us + 20.0))
+        );
+    }
+
+    #[test]
+    fn goodput_spans_the_whole_intervals_and_converts_to_megabytes() {
+        let run = fixture::throughput_run();
+        let sum = &run.throughput[0];
+        let rows = datasheet_rows("TCP", Figure::Goodput, "MB/s", "", &[run.clone()]);
+        assert_eq!(rows.len(), 1);
+        let typ = rows[0].typ.unwrap();
+        assert!((typ - sum.receiver_bps.unwrap() / 8e6).abs() < 1e-9);
+        assert!(rows[0].min.unwrap() <= typ && typ <= rows[0].max.unwrap());
+        assert_eq!(rows[0].unit, "MB/s");
+    }
+
+    #[test]
+    fn search_results_make_rows() {
+        let rows = datasheet_rows("UDP zero loss", Figure::ZeroLoss, "", "", &[fixture::ratesearch_run()]);
+        assert_eq!((rows[0].typ, rows[0].unit.as_str()), (Some(10.0), "Mbit/s"));
+        let bursts = datasheet_rows("Burst", Figure::Burst, "", "", &[fixture::burst_run()]);
+        assert_eq!((bursts[0].min, bursts[0].typ, bursts[0].max), (Some(110.0), Some(112.0), Some(112.0)));
+        let loaded = datasheet_rows("Loaded", Figure::RttLoaded, "", "", &[fixture::under_load_run()]);
+        assert_eq!(loaded.len(), 1);
+        assert!(loaded[0].typ.unwrap() > 400.0);
+    }
+
+    #[test]
+    fn by_size_tables_line_up_the_sizes_of_every_column() {
+        let a = fixture::latency_run();
+        let mut b = fixture::latency_run();
+        b.series.truncate(3);
+        let rows = by_size_rows(SizeFigure::RttP50, &[Some(&a), Some(&b), None]);
+        assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), vec![64, 1024]);
+        assert_eq!(rows[1].1[1], None, "b has no 1024-byte series");
+        assert_eq!(rows[0].1[2], None, "a column that did not run");
+        assert_eq!(rows[0].1[0], a.series[0].summary.as_ref().map(|m| m.p50_us));
+    }
+}

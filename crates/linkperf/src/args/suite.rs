@@ -1,0 +1,54 @@
+//! `linkperf suite`: arguments.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::output::StoreArgs;
+use super::target::TargetArgs;
+
+/// The long description shown by `--help`.
+pub const LONG_ABOUT: &str = "A whole characterisation from a profile: each row of the profile runs one \
+linkperf test (as many times as it says, for min/typ/max across repetitions), and the suite prints the \
+tables that the profile describes: datasheets (Test | Min | Typ | Max | Unit | Notes, each note saying how \
+the figure was measured), tables by message size, or the tests' own tables. With no HOST every test runs \
+against a responder of its own on loopback, so `linkperf suite` on a fresh machine shows what linkperf \
+measures in a few minutes. Every test is kept in the results database, labelled with the profile's name \
+and --label. Profiles ship for the default datasheet and for the published studies (--list-studies); the \
+format is in docs/suite.md.";
+
+/// Examples shown after the options in `--help`.
+const EXAMPLES: &str = "Examples:
+  linkperf suite                                   the default datasheet, on loopback
+  linkperf suite 198.18.0.2 --label board-a        against a responder on the far host
+  linkperf suite HOST --study radio-datasheet --markdown > datasheet.md
+  linkperf suite HOST --profile my-link.toml --repeat 5
+  linkperf suite --list-studies";
+
+/// Arguments of `linkperf suite`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct SuiteArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// A profile file (TOML) to run instead of the default datasheet.
+    #[arg(long, value_name = "FILE", conflicts_with = "study")]
+    pub profile: Option<PathBuf>,
+    /// A profile that ships with linkperf, by name (see --list-studies).
+    #[arg(long, value_name = "NAME")]
+    pub study: Option<String>,
+    /// List the profiles that ship with linkperf, and exit.
+    #[arg(long)]
+    pub list_studies: bool,
+    /// Run every datasheet row this many times, whatever the profile says.
+    #[arg(long)]
+    pub repeat: Option<u32>,
+    /// Print the tables as Markdown.
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
+    /// Print the tables as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}

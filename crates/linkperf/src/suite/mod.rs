@@ -1,0 +1,211 @@
+//! `linkperf suite`: runs the tests of a profile one after the other, each as a child process of this
+//! binary printing JSON (so a test that fails or is killed takes nothing else with it), and prints the
+//! profile's tables from their results. Each child keeps its run in the results database itself.
+
+pub mod profile;
+
+use std::io::Write;
+use std::process::{Command, ExitCode, Stdio};
+
+use anyhow::Context;
+use linkperf_core::datasheet::{by_size_rows, datasheet_rows, Table};
+use linkperf_core::{RunResult, RunStatus};
+use linkperf_report::datasheet::{write_tables, DatasheetFormat};
+
+use crate::args::suite::SuiteArgs;
+use crate::exit::UsageError;
+use profile::{Profile, Section};
+
+/// Runs the suite; exit 1 if a test failed or the user stopped it (the tables then hold what was measured).
+pub fn run(args: SuiteArgs) -> anyhow::Result<ExitCode> {
+    if args.list_studies {
+        for (name, _) in profile::BUILT_IN {
+            let profile = Profile::built_in(name)?;
+            println!("{name:<18} {}: {}", profile.title, profile.description);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.target.unix.is_some() {
+        return Err(UsageError("a suite runs Unix-socket tests on this host by itself: leave out --unix".into()).into());
+    }
+    let (profile, name) = load(&args)?;
+    let mut runner = Runner::new(&args, &name, &profile)?;
+    eprintln!(
+        "suite '{}' ({name}): {} test runs; each test announces and bounds its own time",
+        profile.title, runner.total
+    );
+    let tables = runner.tables(&profile);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let document = serde_json::json!({ "title": profile.title, "profile": name, "tables": tables });
+        serde_json::to_writer_pretty(&mut out, &document)?;
+        writeln!(out)?;
+    } else {
+        let format = if args.markdown { DatasheetFormat::Markdown } else { DatasheetFormat::Table };
+        write_tables(&profile.title, &tables, format, &mut out)?;
+    }
+    out.flush()?;
+    if runner.failures.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    for failure in &runner.failures {
+        eprintln!("error: {failure}");
+    }
+    Ok(ExitCode::from(crate::exit::FAILURE))
+}
+
+/// The profile to run, and its name (for labels).
+fn load(args: &SuiteArgs) -> anyhow::Result<(Profile, String)> {
+    let (mut profile, name) = match (&args.profile, &args.study) {
+        (Some(path), _) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read profile {}", path.display()))?;
+            let name = path.file_stem().map_or("profile".into(), |s| s.to_string_lossy().into_owned());
+            (Profile::parse(&text, &path.display().to_string())?, name)
+        }
+        (None, Some(study)) => (Profile::built_in(study)?, study.clone()),
+        (None, None) => (Profile::built_in("datasheet")?, "datasheet".to_string()),
+    };
+    if let Some(repeat) = args.repeat {
+        if repeat == 0 {
+            return Err(UsageError("--repeat must be at least 1".into()).into());
+        }
+        profile.repeat = repeat;
+        for section in &mut profile.sections {
+            if let Section::Datasheet { rows, .. } = section {
+                rows.iter_mut().for_each(|r| r.repeat = Some(repeat));
+            }
+        }
+    }
+    Ok((profile, name))
+}
+
+/// Runs a profile's commands.
+struct Runner {
+    exe: std::path::PathBuf,
+    /// Words added after the host of every network test (port, key file).
+    target: Vec<String>,
+    host: Option<String>,
+    /// Words added to every command (output, database, labels).
+    common: Vec<String>,
+    total: usize,
+    done: usize,
+    stopped: bool,
+    failures: Vec<String>,
+}
+
+impl Runner {
+    fn new(args: &SuiteArgs, name: &str, profile: &Profile) -> anyhow::Result<Self> {
+        let exe = std::env::current_exe().context("cannot find this program's own path to run the tests")?;
+        let mut target = vec!["--port".to_string(), args.target.port.to_string()];
+        if let Some(key) = &args.target.key_file {
+            target.extend(["--key-file".to_string(), key.display().to_string()]);
+        }
+        let mut common = vec!["--json".to_string()];
+        match args.store.path() {
+            Some(path) => common.extend(["--db".to_string(), path.display().to_string()]),
+            None => common.push("--no-store".into()),
+        }
+        for label in std::iter::once(format!("suite:{name}")).chain(args.store.labels.iter().cloned()) {
+            common.extend(["--label".to_string(), label]);
+        }
+        let total = profile
+            .sections
+            .iter()
+            .map(|s| match s {
+                Section::Datasheet { rows, .. } => {
+                    rows.iter().map(|r| r.repeat.unwrap_or(profile.repeat) as usize).sum()
+                }
+                Section::BySize { columns, .. } => columns.len(),
+                Section::Runs { run, .. } => run.len(),
+            })
+            .sum();
+        Ok(Self {
+            exe,
+            target,
+            host: args.target.host.clone(),
+            common,
+            total,
+            done: 0,
+            stopped: false,
+            failures: Vec::new(),
+        })
+    }
+
+    /// Runs every section (until the user stops the suite) and returns its tables.
+    fn tables(&mut self, profile: &Profile) -> Vec<Table> {
+        let mut tables = Vec::new();
+        for section in &profile.sections {
+            if self.stopped {
+                break;
+            }
+            tables.push(match section {
+                Section::Datasheet { title, rows } => {
+                    let mut out = Vec::new();
+                    for row in rows {
+                        let runs = self.repeat(&row.run, row.repeat.unwrap_or(profile.repeat));
+                        let unit = row.unit.as_deref().unwrap_or("Mbit/s");
+                        out.extend(datasheet_rows(&row.test, row.figure, unit, &row.note, &runs));
+                    }
+                    Table::Datasheet { title: title.clone(), rows: out }
+                }
+                Section::BySize { title, figure, note, columns } => {
+                    let runs: Vec<Option<RunResult>> = columns.iter().map(|c| self.run(&c.run)).collect();
+                    let refs: Vec<Option<&RunResult>> = runs.iter().map(Option::as_ref).collect();
+                    Table::BySize {
+                        title: title.clone(),
+                        figure: figure.describe().to_string(),
+                        columns: columns.iter().map(|c| c.heading.clone()).collect(),
+                        rows: by_size_rows(*figure, &refs),
+                        note: note.clone(),
+                    }
+                }
+                Section::Runs { title, run } => {
+                    Table::Runs { title: title.clone(), runs: run.iter().filter_map(|c| self.run(c)).collect() }
+                }
+            });
+        }
+        tables
+    }
+
+    fn repeat(&mut self, command: &str, times: u32) -> Vec<RunResult> {
+        (0..times).filter_map(|_| self.run(command)).collect()
+    }
+
+    /// Runs one command; its result, unless it measured nothing. Marks the suite stopped on Ctrl-C.
+    fn run(&mut self, command: &str) -> Option<RunResult> {
+        if self.stopped || crate::progress::interrupted() {
+            self.stopped = true;
+            return None;
+        }
+        self.done += 1;
+        let words = profile::words(command);
+        let mut child = Command::new(&self.exe);
+        child.arg(words[0]);
+        if !profile::is_local(command) {
+            child.args(self.host.iter()).args(&self.target);
+        }
+        child.args(&words[1..]).args(&self.common).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        eprintln!("[{}/{}] linkperf {command}", self.done, self.total);
+        let output = match child.output() {
+            Ok(output) => output,
+            Err(e) => {
+                self.failures.push(format!("`linkperf {command}` could not start: {e}"));
+                return None;
+            }
+        };
+        let result: Option<RunResult> = serde_json::from_slice(&output.stdout).ok();
+        if crate::progress::interrupted() {
+            self.stopped = true;
+        }
+        match (&result, output.status.success()) {
+            (Some(_), true) => {}
+            (Some(RunResult { status: RunStatus::Partial { error }, .. }), false) => {
+                self.failures
+                    .push(format!("`linkperf {command}` stopped early ({error}); its rows hold what it measured"));
+            }
+            _ => self.failures.push(format!("`linkperf {command}` failed (exit status {})", output.status)),
+        }
+        result
+    }
+}

@@ -1,0 +1,69 @@
+//! `linkperf suite` through the real binary: a profile's tables from its runs, the runs kept with the
+//! suite's labels, and mistakes in a profile reported before anything runs.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+mod common;
+
+use common::{json, linkperf};
+
+const PROFILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick-suite.toml");
+
+#[test]
+fn a_suite_prints_its_tables_and_keeps_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db").display().to_string();
+    let output = linkperf().args(["suite", "--profile", PROFILE, "--db", &db, "--label", "first"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("[6/6] linkperf sweep"), "progress names each test: {stderr}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    for needle in ["Quick suite", "Test  ", "Round trip, 64 B", "TCP throughput", "Size (bytes)", "offered-rate sweep"]
+    {
+        assert!(text.contains(needle), "{needle} in {text}");
+    }
+    let row = text.lines().find(|l| l.starts_with("Round trip, 64 B")).unwrap();
+    assert!(row.contains("µs") && row.contains("300 round trips"), "{row}");
+    let by_size = text.lines().find(|l| l.trim_start().starts_with("1024 ")).unwrap();
+    assert_eq!(by_size.split_whitespace().count(), 3, "a size and a cell per column: {by_size}");
+    // Every run is kept with the suite's labels: 2 repetitions + 1 + 2 columns + 1.
+    let runs = linkperf().args(["runs", "--json", "--label", "suite:quick-suite", "--db", &db]).output().unwrap();
+    let runs = json(&runs.stdout);
+    assert_eq!(runs.as_array().unwrap().len(), 6, "{runs}");
+    assert!(runs[0]["labels"].as_array().unwrap().iter().any(|l| l == "first"));
+}
+
+#[test]
+fn a_suite_prints_json_and_markdown() {
+    let output =
+        linkperf().args(["suite", "--profile", PROFILE, "--no-store", "--json", "--repeat", "1"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let document = json(&output.stdout);
+    let tables = document["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 3);
+    assert_eq!(tables[0]["kind"], "datasheet");
+    let rtt = &tables[0]["rows"][0];
+    assert!(rtt["min"].as_f64().unwrap() <= rtt["typ"].as_f64().unwrap());
+    assert!(rtt["typ"].as_f64().unwrap() <= rtt["max"].as_f64().unwrap());
+    assert_eq!(tables[1]["columns"], serde_json::json!(["TCP", "Unix"]));
+    assert_eq!(tables[2]["runs"][0]["parameters"]["test"], "sweep");
+}
+
+#[test]
+fn profiles_are_listed_and_bad_ones_refused_before_running() {
+    let list = linkperf().args(["suite", "--list-studies"]).output().unwrap();
+    let text = String::from_utf8_lossy(&list.stdout);
+    for name in ["datasheet", "radio-datasheet", "ethernet-bringup", "usb-coalescing", "ipc-tables"] {
+        assert!(text.contains(name), "{text}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "title = \"x\"\n[[section]]\nkind = \"runs\"\ntitle = \"t\"\nrun = [\"latency --sise 64\"]\n")
+        .unwrap();
+    let output = linkperf().args(["suite", "--no-store", "--profile", bad.to_str().unwrap()]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--sise") && !stderr.contains("[1/"), "{stderr}");
+    let unknown = linkperf().args(["suite", "--study", "nope"]).output().unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+}
