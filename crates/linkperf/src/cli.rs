@@ -8,7 +8,7 @@ use crate::args::idle::IdleArgs;
 use crate::args::latency::LatencyArgs;
 use crate::args::ratesearch::RateSearchArgs;
 use crate::args::serve::ServeArgs;
-use crate::args::stored::{CompareArgs, ExportArgs, ImportArgs, RunsArgs, ShowArgs};
+use crate::args::stored::{CompareArgs, ExportArgs, ImportArgs, ReportArgs, RunsArgs, ShowArgs};
 use crate::args::suite::SuiteArgs;
 use crate::args::sweep::SweepArgs;
 use crate::args::throughput::ThroughputArgs;
@@ -66,6 +66,8 @@ pub enum Command {
     Import(ImportArgs),
     /// Compare kept runs: every matching figure side by side, with the change and whether it is beyond noise.
     Compare(CompareArgs),
+    /// An HTML page of kept runs, with a datasheet and charts (SVG), for sharing; several runs overlay.
+    Report(ReportArgs),
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ fn main() -> ExitCode {
         Command::Export(args) => cmd::stored::export(args),
         Command::Import(args) => cmd::stored::import(args),
         Command::Compare(args) => cmd::stored::compare(args),
+        Command::Report(args) => cmd::stored::report(args),
     };
     match result {
         Ok(code) => code,

@@ -126,7 +126,8 @@ fn a_killed_responder_ends_the_run_with_what_was_measured() {
     server.child.kill().unwrap();
     let output = client.join().unwrap().expect("runs");
     assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("stopped early"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("stopped early"), "{stderr}");
     let result = json(&output.stdout);
     assert_eq!(result["status"]["state"], "partial");
     let first = &result["series"][0];

@@ -269,7 +269,9 @@ fn a_sweep_has_one_row_per_step_at_its_offered_rate() {
     for (row, offered) in rows.iter().zip([20e6, 40e6, 80e6]) {
         assert_eq!(row["udp"]["offered_bps"].as_f64(), Some(offered));
         let sent = row["sender_bps"].as_f64().unwrap();
-        assert!((sent - offered).abs() < offered * 0.05, "sent {sent} at {offered}");
+        // A paced sender falls short of its rate only when the host stalls it (counted), never goes over.
+        let stalls = row["udp"]["stalls"].as_u64().unwrap();
+        assert!(sent <= offered * 1.02 && (sent >= offered * 0.98 || stalls > 0), "sent {sent} at {offered}: {row}");
         assert!(row["udp"]["received"].as_u64().unwrap() > 0);
         assert!(row["responder_counters"].is_object(), "the receiver's counters are kept per step");
     }

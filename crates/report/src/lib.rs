@@ -4,9 +4,11 @@
 //! never mix formats.
 
 mod characterise_table;
+pub mod chart;
 pub mod comparison;
 pub mod csv;
 pub mod datasheet;
+pub mod html;
 pub mod json;
 pub mod table;
 mod throughput_table;

@@ -59,7 +59,7 @@ impl Store {
         let sqlite = |source| StoreError::Sqlite { path: shown.clone(), source };
         let mut connection = Connection::open(path).map_err(sqlite)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
-        connection.pragma_update(None, "journal_mode", "WAL").map_err(sqlite)?;
+        set_wal(&connection).map_err(sqlite)?;
         connection.pragma_update(None, "foreign_keys", true).map_err(sqlite)?;
         let found = migration::version(&connection).map_err(sqlite)?;
         if found > SCHEMA_VERSION {
@@ -242,6 +242,29 @@ impl RunRow {
             warnings: row.get(10)?,
             outcomes: row.get(11)?,
         })
+    }
+}
+
+/// Switches the database to write-ahead logging, once. Changing the journal mode needs a moment alone with
+/// the file and, unlike other statements, does not wait for other connections; so the mode is read first
+/// (a database in WAL mode stays so), and the switch is retried while others hold the file.
+fn set_wal(connection: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        let mode: rusqlite::Result<String> = connection.query_row("PRAGMA journal_mode", [], |row| row.get(0));
+        let result = match mode {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(_) => connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get::<_, String>(0)).map(|_| ()),
+            Err(e) => Err(e),
+        };
+        match result {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
     }
 }
 

@@ -125,6 +125,34 @@ pub struct CompareArgs {
     pub db: DbArgs,
 }
 
+/// Examples of `linkperf report`.
+const REPORT_EXAMPLES: &str = "Examples:
+  linkperf report 12 --html report.html           one run
+  linkperf report --label before --label after --html compare.html   overlaid
+  linkperf report 12 13 --svg charts/             each chart as an SVG file";
+
+/// Arguments of `linkperf report`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = REPORT_EXAMPLES)]
+pub struct ReportArgs {
+    /// The runs' numbers, as `linkperf runs` lists them.
+    pub ids: Vec<i64>,
+    /// Add the newest run carrying this label (repeat for several).
+    #[arg(long = "label", value_name = "LABEL")]
+    pub labels: Vec<String>,
+    /// Write the report, one self-contained HTML file, here [default: to stdout, unless --svg is given].
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Also write each chart as an SVG file into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
+    /// The report's heading.
+    #[arg(long, default_value = "linkperf report")]
+    pub title: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
 /// `--since`: a date, a time, or a length of time back from now, as an RFC 3339 UTC time.
 fn since(text: &str) -> Result<String, String> {
     let text = text.trim();
