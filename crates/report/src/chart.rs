@@ -1,7 +1,8 @@
 //! Charts of runs, as SVG: round trip by message size, goodput by write size, received rate and loss by
 //! offered rate, the distribution (CDF) of round trips, and goodput per interval. Several runs overlay on
 //! one chart, a line each. Drawn with `plotters`' SVG backend: the text uses the viewer's sans-serif font,
-//! so a page holding them needs no font or script of its own.
+//! so a page holding them needs no font or script of its own. (No PNG: plotters' bitmaps need a font
+//! engine, which would then also be needed for the SVG text.)
 
 use linkperf_core::histogram::RttHistogram;
 use linkperf_core::units::format_size;
@@ -10,7 +11,6 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 /// A drawn chart.
-#[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
     /// A short name, for element ids and file names (`rtt-by-size`).
     pub id: &'static str,
@@ -18,6 +18,13 @@ pub struct Chart {
     pub title: String,
     /// The SVG document.
     pub svg: String,
+}
+
+/// A chart's axes and lines.
+struct Plot {
+    x: (String, Scale, (f64, f64)),
+    y: (String, Scale, (f64, f64)),
+    lines: Vec<Line>,
 }
 
 /// A named line of points.
@@ -75,7 +82,7 @@ fn rtt_by_size(runs: &[(&RunResult, &str)]) -> Option<Chart> {
         "Round trip by message size".into(),
         ("message size, bytes", Scale::Log),
         ("round trip, µs", Scale::Log),
-        &lines,
+        lines,
     )
 }
 
@@ -111,7 +118,7 @@ fn rtt_cdf(runs: &[(&RunResult, &str)]) -> Option<Chart> {
         "Distribution of round trips (CDF)".into(),
         ("round trip, µs", Scale::Log),
         ("fraction at or below", Scale::Linear),
-        &lines,
+        lines,
     )
 }
 
@@ -141,7 +148,7 @@ fn goodput_by_size(runs: &[(&RunResult, &str)]) -> Option<Chart> {
         "Goodput by write size".into(),
         ("write size, bytes", Scale::Log),
         ("receiver goodput, Mbit/s", Scale::Linear),
-        &lines,
+        lines,
     )
 }
 
@@ -179,7 +186,7 @@ fn offered_rate(runs: &[(&RunResult, &str)], loss: bool) -> Option<Chart> {
         true => ("loss-by-offered-rate", "Loss by offered rate", "loss, % of datagrams sent"),
         false => ("received-by-offered-rate", "Received rate by offered rate", "received, Mbit/s of UDP payload"),
     };
-    draw(id, title.into(), ("offered, Mbit/s of UDP payload", Scale::Linear), (y, Scale::Linear), &lines)
+    draw(id, title.into(), ("offered, Mbit/s of UDP payload", Scale::Linear), (y, Scale::Linear), lines)
 }
 
 fn timeline(runs: &[(&RunResult, &str)]) -> Option<Chart> {
@@ -205,12 +212,12 @@ fn timeline(runs: &[(&RunResult, &str)]) -> Option<Chart> {
         "Goodput per interval".into(),
         ("time, s (end of interval)", Scale::Linear),
         ("receiver goodput, Mbit/s", Scale::Linear),
-        &lines,
+        lines,
     )
 }
 
 /// Draws `lines` on axes named and scaled as given; `None` without lines.
-fn draw(id: &'static str, title: String, x: (&str, Scale), y: (&str, Scale), lines: &[Line]) -> Option<Chart> {
+fn draw(id: &'static str, title: String, x: (&str, Scale), y: (&str, Scale), lines: Vec<Line>) -> Option<Chart> {
     let all = || lines.iter().flat_map(|l| l.points.iter().copied());
     let range = |values: Vec<f64>, scale: Scale| -> Option<(f64, f64)> {
         let positive: Vec<f64> =
@@ -227,38 +234,46 @@ fn draw(id: &'static str, title: String, x: (&str, Scale), y: (&str, Scale), lin
     };
     let xr = range(all().map(|p| p.0).collect(), x.1)?;
     let yr = range(all().map(|p| p.1).collect(), y.1)?;
+    let plot = Plot { x: (x.0.to_string(), x.1, xr), y: (y.0.to_string(), y.1, yr), lines };
     let mut svg = String::new();
-    let drawn = match (x.1, y.1) {
-        (Scale::Log, Scale::Log) => {
-            plot(&mut svg, &title, (x.0, y.0), ((xr.0..xr.1).log_scale(), (yr.0..yr.1).log_scale()), lines)
-        }
-        (Scale::Log, Scale::Linear) => {
-            plot(&mut svg, &title, (x.0, y.0), ((xr.0..xr.1).log_scale(), yr.0..yr.1), lines)
-        }
-        (Scale::Linear, Scale::Log) => {
-            plot(&mut svg, &title, (x.0, y.0), (xr.0..xr.1, (yr.0..yr.1).log_scale()), lines)
-        }
-        (Scale::Linear, Scale::Linear) => plot(&mut svg, &title, (x.0, y.0), (xr.0..xr.1, yr.0..yr.1), lines),
-    };
-    drawn.ok().map(|()| Chart { id, title, svg })
+    render(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(), &title, &plot).ok()?;
+    Some(Chart { id, title, svg })
 }
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
-fn plot<X, Y>(
-    svg: &mut String,
+/// Draws `plot` on `root`, with each axis linear or logarithmic.
+fn render<DB: DrawingBackend>(root: DrawingArea<DB, plotters::coord::Shift>, title: &str, plot: &Plot) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (xr, yr) = (plot.x.2, plot.y.2);
+    let descs = (plot.x.0.as_str(), plot.y.0.as_str());
+    match (plot.x.1, plot.y.1) {
+        (Scale::Log, Scale::Log) => {
+            axes(root, title, descs, ((xr.0..xr.1).log_scale(), (yr.0..yr.1).log_scale()), &plot.lines)
+        }
+        (Scale::Log, Scale::Linear) => axes(root, title, descs, ((xr.0..xr.1).log_scale(), yr.0..yr.1), &plot.lines),
+        (Scale::Linear, Scale::Log) => axes(root, title, descs, (xr.0..xr.1, (yr.0..yr.1).log_scale()), &plot.lines),
+        (Scale::Linear, Scale::Linear) => axes(root, title, descs, (xr.0..xr.1, yr.0..yr.1), &plot.lines),
+    }
+}
+
+fn axes<DB, X, Y>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     (x_desc, y_desc): (&str, &str),
     (xs, ys): (X, Y),
     lines: &[Line],
 ) -> DrawResult
 where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
     X: AsRangedCoord<Value = f64>,
     Y: AsRangedCoord<Value = f64>,
     X::CoordDescType: ValueFormatter<f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))
