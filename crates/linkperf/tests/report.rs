@@ -61,6 +61,11 @@ fn the_report_holds_every_chart_and_writes_them_as_svg() {
     assert!(String::from_utf8_lossy(&by_label.stdout).contains("chart-rtt-by-size"), "to stdout without --html");
     let nothing = linkperf().args(["report", "--db", &db]).output().unwrap();
     assert_eq!(nothing.status.code(), Some(2));
+    let png = dir.path().join("png");
+    let output = linkperf().args(["report", "1", "4", "--db", &db, "--png", png.to_str().unwrap()]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let bytes = std::fs::read(png.join("rtt-cdf.png")).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "a PNG with content");
 }
 
 /// The browser, if there is one.

@@ -1,8 +1,8 @@
 //! Charts of runs, as SVG: round trip by message size, goodput by write size, received rate and loss by
 //! offered rate, the distribution (CDF) of round trips, and goodput per interval. Several runs overlay on
 //! one chart, a line each. Drawn with `plotters`' SVG backend: the text uses the viewer's sans-serif font,
-//! so a page holding them needs no font or script of its own. (No PNG: plotters' bitmaps need a font
-//! engine, which would then also be needed for the SVG text.)
+//! so a page holding them needs no font or script of its own. (`linkperf report --png` rasterises these
+//! SVG documents; plotters' own bitmaps would need a font engine for the SVG text as well.)
 
 use linkperf_core::histogram::RttHistogram;
 use linkperf_core::units::format_size;

@@ -129,7 +129,8 @@ pub struct CompareArgs {
 const REPORT_EXAMPLES: &str = "Examples:
   linkperf report 12 --html report.html           one run
   linkperf report --label before --label after --html compare.html   overlaid
-  linkperf report 12 13 --svg charts/             each chart as an SVG file";
+  linkperf report 12 13 --svg charts/             each chart as an SVG file
+  linkperf report 12 --png charts/                 and as PNG";
 
 /// Arguments of `linkperf report`.
 #[derive(Debug, Clone, Args)]
@@ -146,6 +147,9 @@ pub struct ReportArgs {
     /// Also write each chart as an SVG file into this directory.
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
+    /// Also write each chart as a PNG file into this directory (its text in the system's fonts).
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
     /// The report's heading.
     #[arg(long, default_value = "linkperf report")]
     pub title: String,
