@@ -67,3 +67,37 @@ fn profiles_are_listed_and_bad_ones_refused_before_running() {
     let unknown = linkperf().args(["suite", "--study", "nope"]).output().unwrap();
     assert_eq!(unknown.status.code(), Some(2));
 }
+
+#[test]
+fn ctrl_c_stops_the_suite_with_the_tables_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("slow.toml");
+    let row = |test: &str, run: &str| {
+        format!("[[section.row]]\ntest = \"{test}\"\nrun = \"{run}\"\nfigure = \"rtt\"\nnote = \"n\"\n")
+    };
+    let text = format!(
+        "title = \"Slow\"\n[[section]]\nkind = \"datasheet\"\ntitle = \"D\"\n{}{}{}",
+        row("first", "latency --count 200"),
+        row("second", "latency --duration 3s"),
+        row("third", "latency --count 200")
+    );
+    std::fs::write(&profile, text).unwrap();
+    let child = common::spawnable()
+        .args(["suite", "--profile", profile.to_str().unwrap(), "--no-store"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // During the second test, which lasts 3 s. (Only the suite gets the signal here; on a terminal its
+    // test would get it too and stop at once.)
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("stopped (Ctrl-C)") && !stderr.contains("[3/3]"), "{stderr}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    for row in ["first", "second"] {
+        assert!(text.lines().any(|l| l.starts_with(row)), "{row} was measured: {text}");
+    }
+}

@@ -45,6 +45,9 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<ExitCode> {
         write_tables(&profile.title, &tables, format, &mut out)?;
     }
     out.flush()?;
+    if runner.stopped {
+        runner.failures.push("the suite was stopped (Ctrl-C); the tables hold what it had measured".into());
+    }
     if runner.failures.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
