@@ -13,11 +13,12 @@ use crate::args::suite::SuiteArgs;
 use crate::args::sweep::SweepArgs;
 use crate::args::throughput::ThroughputArgs;
 
-/// Characterise a communication link: round-trip latency, connection setup time, and more.
+/// Characterise a communication link: latency, connection set-up, throughput, loss, RFC 2544 rates.
 ///
 /// Every test runs against a responder (`linkperf serve`) on the far host; with no HOST, a test starts a
-/// responder of its own on loopback, so `linkperf latency` works on a fresh machine with no set-up.
-/// Figures are defined in docs/metrics.md.
+/// responder of its own on loopback, so `linkperf suite` shows a whole datasheet on a fresh machine with no
+/// set-up. Every run is kept in a results database (`linkperf runs`, `compare`, `report`). Figures are
+/// defined in docs/metrics.md.
 #[derive(Debug, Parser)]
 #[command(name = "linkperf", version, about, long_about, max_term_width = 100)]
 pub struct Cli {
