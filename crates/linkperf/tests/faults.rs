@@ -268,3 +268,22 @@ fn a_udp_rate_above_the_responders_limit_is_refused() {
         .assert()
         .success();
 }
+
+#[test]
+fn another_service_on_the_port_is_named_as_not_a_responder() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        use std::io::{Read, Write};
+        let mut request = [0u8; 256];
+        let _ = stream.read(&mut request);
+        let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    });
+    let output = linkperf().args(["latency", "127.0.0.1", "-p", &port, "--no-store"]).output().unwrap();
+    server.join().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("did not answer as a linkperf responder") && stderr.contains("HTTP"), "{stderr}");
+    assert_eq!(stderr.matches("linkperf responder").count(), 1, "said once: {stderr}");
+}

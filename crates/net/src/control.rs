@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use linkperf_core::HostFacts;
 use linkperf_proto::auth::{self, Side};
+use linkperf_proto::ProtoError;
 use linkperf_proto::{write_frame, FrameReader, Message, Preamble, Role, TestRequest, MAX_CLIENT_FRAME_BYTES};
 use socket2::Socket;
 
@@ -155,7 +156,19 @@ impl ControlClient {
         let nonce = auth::nonce_from(&crate::random_bytes());
         let hello = Message::Hello { software: crate::software(), host: local_host_facts(), nonce: nonce.clone() };
         self.send(&hello)?;
-        let challenge = match self.receive()? {
+        let welcome = self.receive().map_err(|e| match e {
+            // A length of 2^24 bytes or more in the first reply is text, not a linkperf frame.
+            NetError::Protocol(ProtoError::Oversized(length)) => {
+                let text: String =
+                    length.to_be_bytes().iter().map(|&b| if b.is_ascii_graphic() { b as char } else { '.' }).collect();
+                NetError::NotResponder { address: self.target.describe(), what: format!("it sent \"{text}...\"") }
+            }
+            NetError::Protocol(ProtoError::Malformed(_)) => {
+                NetError::NotResponder { address: self.target.describe(), what: "its reply is not a welcome".into() }
+            }
+            other => other,
+        })?;
+        let challenge = match welcome {
             Message::Welcome { host, challenge, software, capabilities } => {
                 self.responder = host;
                 self.responder_software = software;

@@ -2,6 +2,12 @@
 
 use linkperf_proto::{ErrorCode, ProtoError};
 
+impl From<ProtoError> for NetError {
+    fn from(error: ProtoError) -> Self {
+        NetError::Protocol(error)
+    }
+}
+
 /// A failure while running a test or serving one. Messages name what was attempted.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
@@ -40,9 +46,18 @@ pub enum NetError {
     /// The responder requires a key and none was given, or the keys differ.
     #[error("{0}")]
     Auth(String),
-    /// The peer broke the protocol or the control connection failed.
+    /// The peer broke the protocol or the control connection failed. (Not a `source`: the message holds
+    /// it already, and a chain of causes would print it twice.)
     #[error("control protocol: {0}")]
-    Protocol(#[from] ProtoError),
+    Protocol(ProtoError),
+    /// The peer answered, but not as a linkperf responder.
+    #[error("{address} did not answer as a linkperf responder ({what}): is another service on that port, or did you mean another --port?")]
+    NotResponder {
+        /// Where.
+        address: String,
+        /// What it sent.
+        what: String,
+    },
     /// A reply did not come in time.
     #[error("no reply within {timeout_s} s ({what})")]
     Timeout {
