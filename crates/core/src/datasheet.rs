@@ -191,11 +191,17 @@ fn throughput_suffix(s: &ThroughputSeries, all: &[&ThroughputSeries]) -> String 
     }
 }
 
-/// Min and max over a row's whole intervals in its totals, and its goodput; bits per second.
+/// Min and max over a row's whole intervals in its totals, and its goodput; bits per second. When the
+/// directions take turns, the intervals of the other direction's turns (nothing moved) are left out.
 fn goodput_spread(s: &ThroughputSeries) -> Option<(f64, f64, f64)> {
     let typ = s.receiver_bps?;
-    let whole: Vec<f64> =
-        s.intervals.iter().filter(|i| i.in_total_s >= (i.end_s - i.start_s) * 0.999).map(|i| i.goodput_bps).collect();
+    let turns = s.phase == crate::Direction::Alternating;
+    let whole: Vec<f64> = s
+        .intervals
+        .iter()
+        .filter(|i| i.in_total_s >= (i.end_s - i.start_s) * 0.999 && !(turns && i.bytes == 0))
+        .map(|i| i.goodput_bps)
+        .collect();
     let min = whole.iter().copied().fold(typ, f64::min);
     let max = whole.iter().copied().fold(typ, f64::max);
     Some((min, typ, max))
@@ -301,6 +307,18 @@ mod tests {
         assert!((typ - sum.receiver_bps.unwrap() / 8e6).abs() < 1e-9);
         assert!(rows[0].min.unwrap() <= typ && typ <= rows[0].max.unwrap());
         assert_eq!(rows[0].unit, "MB/s");
+    }
+
+    #[test]
+    fn turns_of_the_other_direction_are_not_a_minimum() {
+        let mut run = fixture::throughput_run();
+        let sum = &mut run.throughput[0];
+        sum.phase = crate::Direction::Alternating;
+        let mut idle = sum.intervals[0].clone();
+        (idle.bytes, idle.goodput_bps) = (0, 0.0);
+        sum.intervals.push(idle);
+        let rows = datasheet_rows("Half duplex", Figure::Goodput, "Mbit/s", "", std::slice::from_ref(&run));
+        assert!(rows[0].min.unwrap() > 0.0, "{:?}", rows[0]);
     }
 
     #[test]
