@@ -325,3 +325,19 @@ fn latency_under_load_measures_each_size_idle_then_beside_the_load() {
         assert!(row["receiver_bps"].as_f64().unwrap() > 0.0 && row["window_s"].as_f64().unwrap() > 4.0, "{row}");
     }
 }
+
+#[test]
+fn the_largest_udp_datagram_depends_on_the_ip_version() {
+    // 65527 bytes of payload fit a datagram over IPv6, not over IPv4 (65507).
+    let server = common::Server::start_in(None, "::1", &[]);
+    let port = server.port_arg();
+    let v6 = linkperf()
+        .args(["throughput", "::1", "-p", &port, "--proto", "udp", "--size", "65527", "-d", "1", "--json"])
+        .output()
+        .unwrap();
+    assert!(v6.status.success(), "{}", String::from_utf8_lossy(&v6.stderr));
+    assert!(json(&v6.stdout)["throughput"][0]["udp"]["received"].as_u64().unwrap() > 0);
+    let v4 = linkperf().args(["throughput", "--proto", "udp", "--size", "65527", "-d", "1"]).output().unwrap();
+    assert_eq!(v4.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&v4.stderr).contains("at most 65507 bytes over IPv4"));
+}

@@ -32,7 +32,7 @@ pub fn run_burst(
     spec: &BurstSpec,
     observer: &dyn Observer,
 ) -> Result<BurstRun, NetError> {
-    let (mut control, mut trials) = open_udp_trials(target, key)?;
+    let (mut control, mut trials) = open_udp_trials(target, key, &spec.trial)?;
     let observer = &WithoutIntervals(observer);
     let bound = spec.time_bound_s();
     let per_size = LengthSearch::max_trials(spec.max_datagrams) * spec.repeat;

@@ -36,7 +36,7 @@ pub fn run_rate_search(
     spec: &RateSearchSpec,
     observer: &dyn Observer,
 ) -> Result<RateSearchRun, NetError> {
-    let (mut control, trials) = open_udp_trials(target, key)?;
+    let (mut control, trials) = open_udp_trials(target, key, &spec.trial)?;
     let mut search = Search { target, key, spec, observer: &WithoutIntervals(observer), trials, results: Vec::new() };
     let Some(bounds) = search.upper_bounds(&mut control)? else { return Ok(search.finish()) };
     let maxes: Vec<f64> = bounds.iter().map(|(max, _)| *max).collect();

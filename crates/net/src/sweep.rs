@@ -18,7 +18,7 @@ pub fn run_sweep(
     spec: &SweepSpec,
     observer: &dyn Observer,
 ) -> Result<MeasuredRun<ThroughputSeries>, NetError> {
-    let (mut control, mut run) = open_udp_trials(target, key)?;
+    let (mut control, mut run) = open_udp_trials(target, key, &spec.trial)?;
     let observer = &WithoutIntervals(observer);
     let size = spec.trial.sizes_bytes.first().copied().unwrap_or(1472);
     let bound = spec.time_bound_s();

@@ -49,6 +49,7 @@ pub fn run_throughput(
     if let (Proto::Udp, Target::Unix(_)) = (spec.proto, target) {
         return Err(NetError::Invalid("--proto udp needs a host, not a Unix socket path".into()));
     }
+    check_udp_sizes(target, spec)?;
     let mut control = ControlClient::connect(target, key, STALL_TIMEOUT)?;
     let mut run = MeasuredRun::of(&control);
     for &phase in &spec.phases {
@@ -101,14 +102,34 @@ pub(crate) fn run_trial(
     }
 }
 
-/// Opens the control session of a run of UDP trials (sweeps, searches), after checking the target.
+/// Refuses UDP datagram sizes that do not fit one datagram over the target's IP version (65507 bytes of
+/// payload over IPv4, 65527 over IPv6).
+fn check_udp_sizes(target: &Target, spec: &ThroughputSpec) -> Result<(), NetError> {
+    use linkperf_proto::limits::{MAX_UDP_PAYLOAD_IPV4, MAX_UDP_PAYLOAD_IPV6};
+    if spec.proto != Proto::Udp {
+        return Ok(());
+    }
+    let (largest, family) =
+        if target.is_ipv6() { (MAX_UDP_PAYLOAD_IPV6, "IPv6") } else { (MAX_UDP_PAYLOAD_IPV4, "IPv4") };
+    match spec.sizes_bytes.iter().find(|&&s| s > largest) {
+        Some(big) => {
+            Err(NetError::Invalid(format!("a UDP datagram carries at most {largest} bytes over {family}, not {big}")))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Opens the control session of a run of UDP trials (sweeps, searches) of `trial`, after checking the
+/// target and the sizes.
 pub(crate) fn open_udp_trials(
     target: &Target,
     key: Option<&[u8]>,
+    trial: &ThroughputSpec,
 ) -> Result<(ControlClient, MeasuredRun<ThroughputSeries>), NetError> {
     if let Target::Unix(_) = target {
         return Err(NetError::Invalid("UDP trials need a host, not a Unix socket path".into()));
     }
+    check_udp_sizes(target, trial)?;
     let control = ControlClient::connect(target, key, STALL_TIMEOUT)?;
     let run = MeasuredRun::of(&control);
     Ok((control, run))

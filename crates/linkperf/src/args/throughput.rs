@@ -151,7 +151,7 @@ const DEFAULT_STREAM_SIZE: u64 = 1024 * 1024;
 const DEFAULT_UDP_SIZE: u64 = 1472;
 
 pub(crate) fn check_sizes(proto: Proto, sizes: &[u64]) -> Result<(), UsageError> {
-    use linkperf_proto::limits::MAX_UDP_PAYLOAD_IPV4;
+    use linkperf_proto::limits::MAX_UDP_PAYLOAD_IPV6;
     use linkperf_proto::STREAM_PROBE_BYTES;
     if sizes.contains(&0) {
         return Err(UsageError("write sizes start at 1 byte".into()));
@@ -162,9 +162,10 @@ pub(crate) fn check_sizes(proto: Proto, sizes: &[u64]) -> Result<(), UsageError>
                 "a UDP datagram of {small} bytes cannot hold the {STREAM_PROBE_BYTES}-byte header: use --size {STREAM_PROBE_BYTES} or more"
             )));
         }
-        if let Some(big) = sizes.iter().find(|&&s| s > MAX_UDP_PAYLOAD_IPV4) {
+        // The IPv4 limit (65507) depends on the path, and is checked when the target is known.
+        if let Some(big) = sizes.iter().find(|&&s| s > MAX_UDP_PAYLOAD_IPV6) {
             return Err(UsageError(format!(
-                "a UDP datagram carries at most {MAX_UDP_PAYLOAD_IPV4} bytes over IPv4 (65527 over IPv6), not {big}"
+                "a UDP datagram carries at most {MAX_UDP_PAYLOAD_IPV6} bytes (over IPv6; 65507 over IPv4), not {big}"
             )));
         }
     }
@@ -199,7 +200,8 @@ mod tests {
     fn impossible_requests_are_usage_errors() {
         assert_eq!(spec(&["--proto", "udp"]).unwrap().sizes_bytes, vec![1472]);
         assert!(spec(&["--proto", "udp", "--size", "8"]).unwrap_err().contains("16-byte header"));
-        assert!(spec(&["--proto", "udp", "--size", "65508"]).unwrap_err().contains("at most 65507"));
+        assert!(spec(&["--proto", "udp", "--size", "65528"]).unwrap_err().contains("at most 65527"));
+        assert!(spec(&["--proto", "udp", "--size", "65527"]).is_ok(), "fits over IPv6; IPv4 is checked later");
         assert!(spec(&["--rate", "10M"]).unwrap_err().contains("UDP only"));
         assert!(spec(&["--proto", "udp", "--rate", "fast"]).is_err());
         assert!(spec(&["--streams", "0"]).is_err());
