@@ -6,7 +6,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -311,6 +311,9 @@ fn run_streams(
     let upload_turn = &upload_turn;
     let streams_done = AtomicBool::new(false);
     let streams_done = &streams_done;
+    // Payload bytes read here by the download streams, for live intervals.
+    let downloaded = AtomicU64::new(0);
+    let downloaded = &downloaded;
     let (results, watch): (Vec<StreamOutcome>, Option<IntervalWatch>) = std::thread::scope(|scope| {
         let watcher = watch.map(|watch| {
             scope.spawn(move || {
@@ -321,6 +324,10 @@ fn run_streams(
                 watch.run(streams_done, &show)
             })
         });
+        if headers.iter().any(|h| h.flow == Flow::Download) {
+            let interval = Duration::from_nanos(interval_ns);
+            scope.spawn(move || watch_downloads((first_byte, downloaded), interval, streams_done, observer));
+        }
         if let Some(control) = turns {
             scope.spawn(move || {
                 give_turns(control, token, upload_turn, epoch, (Duration::from_nanos(interval_ns), duration))
@@ -339,7 +346,7 @@ fn run_streams(
                             send(s, header.index, (epoch, upload_turn), bins, size as usize, duration, reporter)
                         }
                         (StreamSocket::Stream(s), Flow::Download) => {
-                            receive(s, header.index, first_byte, bins, spec.discard, reporter)
+                            receive(s, header.index, (first_byte, downloaded), bins, spec.discard, reporter)
                         }
                         (StreamSocket::Datagram(s), flow) => {
                             let coalescing =
@@ -350,7 +357,7 @@ fn run_streams(
                                 header: *header,
                                 bins,
                                 coalescing,
-                                moved: None,
+                                moved: Some(downloaded),
                                 turn: Some(upload_turn),
                                 quiet_end: crate::udp_stream::quiet_end(Duration::from_nanos(interval_ns)),
                                 limit: spec.datagrams,
@@ -423,6 +430,45 @@ impl<'a> Ticker<'a> {
         observer.advance(ms.saturating_sub(self.reported_ms));
         self.reported_ms = ms;
         observer.cancelled()
+    }
+}
+
+/// Shows, as each interval ends, what this host's download streams read in it (the responder reports the
+/// upload's intervals): from the first byte any of them received, until the streams are done.
+fn watch_downloads(
+    (first_byte, moved): (&OnceLock<Instant>, &AtomicU64),
+    interval: Duration,
+    done: &AtomicBool,
+    observer: &dyn Observer,
+) {
+    const POLL: Duration = Duration::from_millis(50);
+    let epoch = loop {
+        if done.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Some(epoch) = first_byte.get() {
+            break *epoch;
+        }
+        std::thread::sleep(POLL);
+    };
+    let (mut reported, mut k) = (0u64, 1u32);
+    loop {
+        let due = epoch + interval * k;
+        while Instant::now() < due {
+            if done.load(Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep((due - Instant::now()).min(POLL));
+        }
+        let total = moved.load(Ordering::Relaxed);
+        let (start_s, end_s) = ((interval * (k - 1)).as_secs_f64(), (interval * k).as_secs_f64());
+        observer.interval(
+            "download, read here",
+            start_s,
+            end_s,
+            (total - reported) as f64 * 8.0 / interval.as_secs_f64(),
+        );
+        (reported, k) = (total, k + 1);
     }
 }
 
@@ -507,7 +553,7 @@ fn send(
 fn receive(
     socket: &Socket,
     index: u16,
-    first_byte: &OnceLock<Instant>,
+    (first_byte, moved): (&OnceLock<Instant>, &AtomicU64),
     (interval_ns, resolution_ns): (u64, u64),
     discard: bool,
     observer: Option<&dyn Observer>,
@@ -525,6 +571,7 @@ fn receive(
                 let now = Instant::now();
                 let origin = *first_byte.get_or_init(|| now);
                 meter.record(n as u64, now.saturating_duration_since(origin).as_nanos() as u64);
+                moved.fetch_add(n as u64, Ordering::Relaxed);
                 if ticker.tick(now) {
                     return (Some(meter.finish(None)), Some(NetError::Interrupted));
                 }
