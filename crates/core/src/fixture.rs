@@ -122,35 +122,37 @@ pub fn throughput_run() -> RunResult {
     run
 }
 
+/// A finished 2 s UDP upload sum of 1472-byte datagrams offered at `offered` bit/s, sent at `achieved`, with
+/// `lost` of its datagrams lost.
+pub fn udp_row(offered: f64, achieved: f64, lost: u64) -> crate::run_result::ThroughputSeries {
+    use crate::run_result::UdpSeries;
+    let sent = (achieved * 2.0 / 8.0 / 1472.0) as u64;
+    crate::run_result::ThroughputSeries {
+        size_bytes: 1472,
+        receiver_bps: Some((sent - lost) as f64 * 1472.0 * 8.0 / 2.0),
+        sender_bps: Some(achieved),
+        intervals: Vec::new(),
+        udp: Some(UdpSeries {
+            offered_bps: Some(offered),
+            sent,
+            received: sent - lost,
+            lost,
+            loss_percent: Some(lost as f64 * 100.0 / sent as f64),
+            out_of_order: 0,
+            duplicates: 0,
+            jitter_us: 12.5,
+            stalls: 0,
+            attribution: None,
+        }),
+        ..throughput_run().throughput[0].clone()
+    }
+}
+
 /// UDP rows offered at 10, 20 and 30 Mbit/s to a 19.4 Mbit/s path, with fixed counts.
 fn udp_rows() -> Vec<crate::run_result::ThroughputSeries> {
-    use crate::run_result::UdpSeries;
-    let template = throughput_run().throughput[0].clone();
     [(10e6, 0u64), (20e6, 30), (30e6, 1_700)]
         .into_iter()
-        .map(|(offered, lost)| {
-            let sent = (offered * 2.0 / 8.0 / 1472.0) as u64;
-            let received_bps = (sent - lost) as f64 * 1472.0 * 8.0 / 2.0;
-            crate::run_result::ThroughputSeries {
-                size_bytes: 1472,
-                receiver_bps: Some(received_bps),
-                sender_bps: Some(offered),
-                intervals: Vec::new(),
-                udp: Some(UdpSeries {
-                    offered_bps: Some(offered),
-                    sent,
-                    received: sent - lost,
-                    lost,
-                    loss_percent: Some(lost as f64 * 100.0 / sent as f64),
-                    out_of_order: 0,
-                    duplicates: 0,
-                    jitter_us: 12.5,
-                    stalls: 0,
-                    attribution: None,
-                }),
-                ..template.clone()
-            }
-        })
+        .map(|(offered, lost)| udp_row(offered, offered, lost))
         .collect()
 }
 

@@ -363,7 +363,7 @@ mod tests {
     #[test]
     fn verdicts_separate_sender_shortfall_from_loss() {
         use crate::run_result::UdpSeries;
-        let mut series = crate::throughput_series::tests::udp_sum(100e6, 99.5e6, 1000, 0);
+        let mut series = crate::fixture::udp_row(100e6, 99.5e6, 0);
         assert_eq!(Verdict::of(&series, 0.0), Verdict::Pass);
         series.udp = Some(UdpSeries { lost: 1, loss_percent: Some(0.1), ..series.udp.clone().expect("udp") });
         assert_eq!(Verdict::of(&series, 0.0), Verdict::Loss);

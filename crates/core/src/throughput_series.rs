@@ -209,48 +209,9 @@ pub fn link_efficiency(
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::datagram_tracker::UdpStats;
-
-    /// A finished UDP upload sum offered at `offered` bit/s, sent at `achieved`, with `lost` of `sent`
-    /// datagrams lost.
-    pub(crate) fn udp_sum(offered: f64, achieved: f64, sent: u64, lost: u64) -> ThroughputSeries {
-        let udp = UdpSeries {
-            offered_bps: Some(offered),
-            sent,
-            received: sent - lost,
-            lost,
-            loss_percent: Some(lost as f64 * 100.0 / sent as f64),
-            out_of_order: 0,
-            duplicates: 0,
-            jitter_us: 0.0,
-            stalls: 0,
-            attribution: None,
-        };
-        ThroughputSeries {
-            phase: Direction::Upload,
-            size_bytes: 1000,
-            flow: Flow::Upload,
-            stream: None,
-            receiver_bps: Some(achieved * (sent - lost) as f64 / sent as f64),
-            sender_bps: Some(achieved),
-            receiver_bytes: (sent - lost) * 1000,
-            sender_bytes: sent * 1000,
-            window_s: 1.0,
-            messages_per_s: None,
-            us_per_message: None,
-            intervals: Vec::new(),
-            tcp: None,
-            udp: Some(udp),
-            sender_cpu: None,
-            receiver_cpu: None,
-            link: None,
-            client_counters: None,
-            responder_counters: None,
-            complete: true,
-        }
-    }
     use crate::throughput::{StreamMeter, TcpStats};
 
     const SECOND: u64 = 1_000_000_000;

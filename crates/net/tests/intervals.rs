@@ -21,11 +21,13 @@ impl Observer for Intervals {
     }
 }
 
-#[test]
-fn upload_intervals_arrive_during_the_run() {
+/// A 1 s test of 0.25 s intervals in `direction` against a fresh responder: its first sum's intervals as
+/// reported at the end, and what the observer saw meanwhile.
+fn run(direction: linkperf_core::Direction) -> (Vec<linkperf_core::throughput::IntervalSample>, Intervals) {
     let config = ResponderConfig { bind: "127.0.0.1:0".parse().unwrap(), ..ResponderConfig::default() };
     let responder = Responder::bind(config).unwrap().spawn().unwrap();
     let spec = ThroughputSpec {
+        phases: vec![direction],
         sizes_bytes: vec![128 * 1024],
         duration_s: 1.0,
         interval_s: 0.25,
@@ -34,6 +36,12 @@ fn upload_intervals_arrive_during_the_run() {
     let observer = Intervals::default();
     let run = run_throughput(&Target::Inet(responder.address()), None, &spec, &observer).unwrap();
     assert!(run.error.is_none());
+    (run.series[0].intervals.clone(), observer)
+}
+
+#[test]
+fn upload_intervals_arrive_during_the_run() {
+    let (final_intervals, observer) = run(linkperf_core::Direction::Upload);
     let intervals = observer.0.lock().unwrap().clone();
     // Four intervals in 1 s; the last may still be under way when the report is asked for.
     assert!(intervals.len() >= 3, "{intervals:?}");
@@ -42,7 +50,6 @@ fn upload_intervals_arrive_during_the_run() {
         assert!(*bps > 0.0, "{intervals:?}");
     }
     // They agree with the final report's intervals, which count the same reads.
-    let final_intervals = &run.series[0].intervals;
     let first_live = intervals[0].2;
     let first_final = final_intervals[0].goodput_bps;
     assert!((first_live - first_final).abs() <= first_final * 0.05, "{first_live} vs {first_final}");
@@ -50,19 +57,7 @@ fn upload_intervals_arrive_during_the_run() {
 
 #[test]
 fn download_intervals_are_reported_as_they_end() {
-    use linkperf_core::Direction;
-    let config = ResponderConfig { bind: "127.0.0.1:0".parse().unwrap(), ..ResponderConfig::default() };
-    let responder = Responder::bind(config).unwrap().spawn().unwrap();
-    let spec = ThroughputSpec {
-        phases: vec![Direction::Download],
-        sizes_bytes: vec![128 * 1024],
-        duration_s: 1.0,
-        interval_s: 0.25,
-        ..ThroughputSpec::default()
-    };
-    let observer = Intervals::default();
-    let run = run_throughput(&Target::Inet(responder.address()), None, &spec, &observer).unwrap();
-    assert!(run.error.is_none());
+    let (final_intervals, observer) = run(linkperf_core::Direction::Download);
     let intervals = observer.0.lock().unwrap().clone();
     assert!(intervals.len() >= 3, "{intervals:?}");
     assert!(observer.1.lock().unwrap().iter().all(|w| w.contains("download")));
@@ -70,6 +65,6 @@ fn download_intervals_are_reported_as_they_end() {
         assert!((start - i as f64 * 0.25).abs() < 1e-9 && (end - start - 0.25).abs() < 1e-9, "{intervals:?}");
         assert!(*bps > 0.0, "{intervals:?}");
     }
-    let first_final = run.series[0].intervals[0].goodput_bps;
+    let first_final = final_intervals[0].goodput_bps;
     assert!((intervals[0].2 - first_final).abs() <= first_final * 0.05, "{} vs {first_final}", intervals[0].2);
 }

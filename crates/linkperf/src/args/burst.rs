@@ -31,12 +31,8 @@ const EXAMPLES: &str = "Examples:
 pub struct BurstArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Ethernet frame sizes in bytes, header and FCS included (RFC 2544) [default: 1518].
-    #[arg(short, long, value_name = "FRAMES", value_parser = value::size_list, conflicts_with = "payload")]
-    pub size: Option<value::SizeList>,
-    /// UDP payload sizes in bytes instead of frame sizes (at least 16).
-    #[arg(long, value_name = "SIZES", value_parser = value::size_list)]
-    pub payload: Option<value::SizeList>,
+    #[command(flatten)]
+    pub sizes: super::trial::FrameArgs,
     /// The longest burst tried, in datagrams.
     #[arg(long, default_value_t = 100_000)]
     pub max_burst: u64,
@@ -59,7 +55,7 @@ const DEFAULT_SETTLE: Duration = Duration::from_millis(200);
 impl BurstArgs {
     /// The spec, with frame sizes mapped to UDP payloads over IPv4 or IPv6.
     pub fn spec(&self, ipv6: bool) -> Result<BurstSpec, UsageError> {
-        let (payloads, frames) = super::trial::payloads(self.size.as_ref(), self.payload.as_ref(), &[1518], ipv6)?;
+        let (payloads, frames) = self.sizes.payloads(&[1518], ipv6)?;
         if self.trials.streams != 1 {
             return Err(UsageError("a burst is sent on one stream: leave out --streams".into()));
         }

@@ -38,13 +38,8 @@ const EXAMPLES: &str = "Examples:
 pub struct RateSearchArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Ethernet frame sizes in bytes, header and FCS included (RFC 2544) [default: 64,128,256,512,1024,
-    /// 1280,1518].
-    #[arg(short, long, value_name = "FRAMES", value_parser = value::size_list, conflicts_with = "payload")]
-    pub size: Option<value::SizeList>,
-    /// UDP payload sizes in bytes instead of frame sizes (at least 16).
-    #[arg(long, value_name = "SIZES", value_parser = value::size_list)]
-    pub payload: Option<value::SizeList>,
+    #[command(flatten)]
+    pub sizes: super::trial::FrameArgs,
     /// Most loss a passing trial may have, in percent of the datagrams sent.
     #[arg(long, default_value_t = 0.0)]
     pub loss: f64,
@@ -82,8 +77,7 @@ fn percent(text: &str) -> Result<f64, String> {
 impl RateSearchArgs {
     /// The spec, with frame sizes mapped to UDP payloads over IPv4 or IPv6.
     pub fn spec(&self, ipv6: bool) -> Result<RateSearchSpec, UsageError> {
-        let (payloads, frames) =
-            super::trial::payloads(self.size.as_ref(), self.payload.as_ref(), &RFC2544_FRAME_SIZES, ipv6)?;
+        let (payloads, frames) = self.sizes.payloads(&RFC2544_FRAME_SIZES, ipv6)?;
         if !(0.0..100.0).contains(&self.loss) {
             return Err(UsageError("--loss is a percentage from 0 up to (not including) 100".into()));
         }

@@ -82,9 +82,27 @@ impl TrialArgs {
     }
 }
 
-/// UDP payloads from Ethernet frame sizes (`frames`, or `default_frames` when neither list is given)
-/// over IPv4 or IPv6, or from `payloads` as given; with the frame sizes when they were the input.
-pub fn payloads(
+/// The datagram sizes of the RFC 2544 commands: Ethernet frame sizes, or UDP payloads.
+#[derive(Debug, Clone, Args)]
+pub struct FrameArgs {
+    /// Ethernet frame sizes in bytes, header and FCS included (RFC 2544) [default: ratesearch
+    /// 64,128,256,512,1024,1280,1518; burst 1518].
+    #[arg(short, long, value_name = "FRAMES", value_parser = value::size_list, conflicts_with = "payload")]
+    pub size: Option<value::SizeList>,
+    /// UDP payload sizes in bytes instead of frame sizes (at least 16).
+    #[arg(long, value_name = "SIZES", value_parser = value::size_list)]
+    pub payload: Option<value::SizeList>,
+}
+
+impl FrameArgs {
+    /// UDP payloads from the frame sizes (or `default_frames` when neither list is given) over IPv4 or
+    /// IPv6, or the payloads as given; with the frame sizes when they were the input.
+    pub fn payloads(&self, default_frames: &[u64], ipv6: bool) -> Result<(Vec<u64>, Option<Vec<u64>>), UsageError> {
+        payloads(self.size.as_ref(), self.payload.as_ref(), default_frames, ipv6)
+    }
+}
+
+fn payloads(
     frames: Option<&value::SizeList>,
     payloads: Option<&value::SizeList>,
     default_frames: &[u64],
