@@ -33,6 +33,14 @@ pub fn run_burst(
     observer: &dyn Observer,
 ) -> Result<BurstRun, NetError> {
     let (mut control, mut trials) = open_udp_trials(target, key, &spec.trial)?;
+    let responder_sends =
+        spec.trial.phases.iter().any(|p| p.flows().contains(&linkperf_core::throughput::Flow::Download));
+    if responder_sends && !control.supports("udp-bursts") {
+        // An older responder would ignore the burst length and send for the whole duration.
+        return Err(NetError::Invalid(
+            "the responder cannot send bursts (an older linkperf): use --direction up, or update the responder".into(),
+        ));
+    }
     let observer = &WithoutIntervals(observer);
     let bound = spec.time_bound_s();
     let per_size = LengthSearch::max_trials(spec.max_datagrams) * spec.repeat;

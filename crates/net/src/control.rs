@@ -77,6 +77,12 @@ impl ControlClient {
         &self.target
     }
 
+    /// Whether the responder announced `capability` in its welcome (a test's name, or a feature such as
+    /// `udp-bursts`).
+    pub fn supports(&self, capability: &str) -> bool {
+        self.capabilities.iter().any(|c| c == capability)
+    }
+
     /// Asks for a test; returns its token.
     pub fn request(&mut self, request: TestRequest) -> Result<u32, NetError> {
         if !self.capabilities.iter().any(|c| c == request.name()) {

@@ -177,8 +177,9 @@ pub enum TestRequest {
     },
 }
 
-/// The tests this build's responder serves, as named in `TestRequest`'s `test` tag.
-pub const CAPABILITIES: &[&str] = &["latency", "connect", "throughput"];
+/// The tests this build's responder serves, as named in `TestRequest`'s `test` tag, and the features it has
+/// (`udp-bursts`: it honours `datagrams` in throughput requests).
+pub const CAPABILITIES: &[&str] = &["latency", "connect", "throughput", "udp-bursts"];
 
 impl TestRequest {
     /// The test's name, as in its `test` tag and in `Welcome::capabilities`.
