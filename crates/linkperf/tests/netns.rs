@@ -392,3 +392,26 @@ fn the_longest_whole_burst_is_what_the_shaper_can_hold() {
     assert!((typ - expected).abs() <= expected * 0.1, "{burst}");
     assert_eq!(burst["lengths"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn a_slow_link_ends_on_time_and_is_not_taken_for_a_stalled_one() {
+    let Some(net) = TestNet::create() else { return };
+    // 500 kbit/s: one default 1 MiB write takes 17 s, longer than the whole test and than the 10 s after
+    // which a stream that moves nothing is given up.
+    net.shape_with_queue("500kbit", "3000", "30000");
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    let started = std::time::Instant::now();
+    let output = net
+        .client_command(&["throughput", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--duration", "3s", "--json"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed().as_secs_f64();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let sum = &json(&output.stdout)["throughput"][0];
+    let goodput = sum["receiver_bps"].as_f64().unwrap();
+    eprintln!("{goodput:.0} bit/s in {elapsed:.1} s");
+    // TCP payload of full 1514-byte frames: 500 kbit/s x 1448/1514 = 478 kbit/s at most.
+    assert!(goodput > 0.8 * 478e3 && goodput < 500e3, "{sum}");
+    // The test, the drain of what its send buffer held, and the set-up: well under the 10 s stall limit.
+    assert!(elapsed < 3.0 + 10.0, "took {elapsed} s");
+}

@@ -25,6 +25,11 @@ pub fn tcp_stats(socket: &Socket) -> Option<TcpStats> {
     })
 }
 
+/// Bytes of the socket's data the peer has acknowledged (`tcpi_bytes_acked`); `None` for non-TCP sockets.
+pub fn bytes_acked(socket: &Socket) -> Option<u64> {
+    tcp_info(socket).map(|info| info.tcpi_bytes_acked)
+}
+
 #[allow(unsafe_code)]
 fn tcp_info(socket: &Socket) -> Option<libc::tcp_info> {
     // SAFETY: `tcp_info` is a plain C struct for which all-zero bytes are a valid value; getsockopt writes at

@@ -38,6 +38,8 @@ const DISCARD_CHUNK_BYTES: usize = 1024 * 1024;
 const REPORT_AFTER_FAILURE: Duration = Duration::from_secs(2);
 /// How long a stream may make no progress before the run fails.
 const STALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest a sending stream's write blocks before its loop looks at the clock again.
+const WRITE_TICK: Duration = Duration::from_millis(250);
 
 /// Runs a throughput test.
 pub fn run_throughput(
@@ -503,11 +505,14 @@ fn send(
 ) -> StreamOutcome {
     let mut meter = StreamMeter::new(index, Flow::Upload, End::Sender, interval_ns, resolution_ns);
     let buffer: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
-    if let Err(e) = socket.set_write_timeout(Some(STALL_TIMEOUT)) {
+    // Writes return at least every tick, with what they wrote so far: on a slow link one write may take
+    // longer than the whole test, and the duration must still end it.
+    if let Err(e) = socket.set_write_timeout(Some(WRITE_TICK)) {
         return (None, Some(NetError::io("configuring a stream", e)));
     }
     let mut ticker = Ticker::new(observer, epoch);
     let mut interrupted = false;
+    let mut last_progress = Instant::now();
     loop {
         let now = Instant::now();
         if now.duration_since(epoch) >= duration || interrupted {
@@ -522,17 +527,22 @@ fn send(
             Ok(n) => {
                 let done = Instant::now();
                 meter.record(n as u64, done.duration_since(epoch).as_nanos() as u64);
-                if done.duration_since(now) >= STALL_TIMEOUT {
-                    // The write only returned because its timeout expired, part done: the path is stuck.
+                last_progress = done;
+                interrupted = ticker.tick(done);
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                // A tick without a byte accepted: the path is stuck once that lasts STALL_TIMEOUT.
+                let now = Instant::now();
+                if now.duration_since(last_progress) >= STALL_TIMEOUT {
                     let stalled = NetError::Timeout {
                         what: "sending stream data".into(),
                         timeout_s: STALL_TIMEOUT.as_secs_f64(),
                     };
                     return (Some(meter.finish(crate::tcp_info::tcp_stats(socket))), Some(stalled));
                 }
-                interrupted = ticker.tick(done);
+                interrupted = ticker.tick(now);
             }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) => {
                 let tcp = crate::tcp_info::tcp_stats(socket);
                 return (Some(meter.finish(tcp)), Some(stream_error("sending", e)));
@@ -543,9 +553,32 @@ fn send(
     // Half-close: the responder reads to the end, stores its record, and closes; waiting for that close
     // means its report is complete.
     let _ = socket.shutdown(std::net::Shutdown::Write);
-    let _ = socket.set_read_timeout(Some(STALL_TIMEOUT));
-    let _ = socket.read(&mut [0u8; 64]);
+    wait_for_close(socket, duration);
     (Some(meter.finish(tcp)), interrupted.then_some(NetError::Interrupted))
+}
+
+/// Waits for the peer to close a stream this end has half-closed: while data still drains (the peer
+/// acknowledges more of it, as on a slow link with a full send buffer), up to `duration` more; once
+/// nothing moves, for [`STALL_TIMEOUT`].
+fn wait_for_close(mut socket: &Socket, duration: Duration) {
+    let start = Instant::now();
+    let _ = socket.set_read_timeout(Some(WRITE_TICK));
+    let (mut acked, mut moved) = (crate::tcp_info::bytes_acked(socket), start);
+    loop {
+        match socket.read(&mut [0u8; 64]) {
+            Ok(_) => return,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+            Err(_) => return,
+        }
+        let now = Instant::now();
+        let now_acked = crate::tcp_info::bytes_acked(socket);
+        if now_acked > acked {
+            (acked, moved) = (now_acked, now);
+        }
+        if now.duration_since(moved) >= STALL_TIMEOUT || now.duration_since(start) >= duration.max(STALL_TIMEOUT) {
+            return;
+        }
+    }
 }
 
 /// Reads a download stream to its end. `first_byte` is shared by the test's download streams: their clock
