@@ -36,6 +36,14 @@ impl Recorder {
         };
     }
 
+    /// Keeps an interval reported while the run goes on (a failure is not reported: the final result
+    /// holds every interval).
+    pub fn keep_interval(&self, what: &str, span: (f64, f64), bps: f64) {
+        let Some(id) = self.id else { return };
+        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = store.add_interval(id, what, span, bps);
+    }
+
     /// Writes the final result (the whole run, if it never began); returns the run's number and the
     /// database.
     pub fn finish(self, result: &RunResult, labels: &[String]) -> Result<(RunId, std::path::PathBuf), StoreError> {

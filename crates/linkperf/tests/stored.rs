@@ -141,3 +141,25 @@ fn compare_puts_matching_figures_side_by_side_with_a_verdict() {
         assert_eq!(output.status.code(), Some(2), "{bad:?}: {}", String::from_utf8_lossy(&output.stderr));
     }
 }
+
+#[test]
+fn a_long_test_killed_part_way_keeps_its_intervals() {
+    let (_dir, db) = fresh_db();
+    let mut child = common::spawnable()
+        .args(["throughput", "--duration", "30s", "--interval", "500ms", "--json", "--db", &db])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2600));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let shown = run_json(&["show", "1", "--json", "--db", &db]);
+    let warnings = shown["warnings"].as_array().unwrap();
+    let line = warnings
+        .iter()
+        .filter_map(|w| w.as_str())
+        .find(|w| w.starts_with("never finished"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(line.contains("intervals of the upload"), "{line}");
+}

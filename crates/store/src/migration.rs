@@ -43,6 +43,14 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE runs ADD COLUMN finished_at TEXT;
     ALTER TABLE runs ADD COLUMN outcomes TEXT NOT NULL DEFAULT '{}';
     CREATE INDEX labels_by_label ON labels(label);",
+    // 3: the intervals a long test reports while it runs, kept until the run's end is written.
+    "CREATE TABLE live_intervals (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        what TEXT NOT NULL,
+        start_s REAL NOT NULL,
+        end_s REAL NOT NULL,
+        bps REAL NOT NULL
+    );",
 ];
 
 /// The schema version this build writes.

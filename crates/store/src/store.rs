@@ -103,6 +103,24 @@ impl Store {
         append(&self.connection, id, "throughput", Some(series.size_bytes), &body).map_err(|e| self.error(e))
     }
 
+    /// Stores an interval a running test reported as it ended (`what` names it, e.g. `upload, read by the
+    /// responder`), so that a run killed part-way still shows its rate until then.
+    pub fn add_interval(
+        &mut self,
+        id: RunId,
+        what: &str,
+        (start_s, end_s): (f64, f64),
+        bps: f64,
+    ) -> Result<(), StoreError> {
+        self.connection
+            .execute(
+                "INSERT INTO live_intervals (run_id, what, start_s, end_s, bps) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, what, start_s, end_s, bps],
+            )
+            .map(|_| ())
+            .map_err(|e| self.error(e))
+    }
+
     /// Records the end of a run, in one transaction: its final series replace those stored along the way.
     pub fn finish(&mut self, id: RunId, run: &RunResult) -> Result<(), StoreError> {
         let path = self.path.clone();
@@ -124,6 +142,8 @@ impl Store {
             )
             .map_err(|e| sqlite(&path, e))?;
         transaction.execute("DELETE FROM series WHERE run_id = ?1", [id]).map_err(|e| sqlite(&path, e))?;
+        // The final series hold every interval; the live ones only stand in for a run that never ends.
+        transaction.execute("DELETE FROM live_intervals WHERE run_id = ?1", [id]).map_err(|e| sqlite(&path, e))?;
         insert_series(&transaction, id, run).map_err(|e| sqlite(&path, e))?;
         transaction.commit().map_err(|e| sqlite(&path, e))
     }
@@ -156,6 +176,10 @@ impl Store {
             "running" => RunStatus::Partial { error: UNFINISHED.into() },
             _ => RunStatus::Partial { error: row.error.unwrap_or_default() },
         };
+        let mut warnings: Vec<String> = parse(id, "warnings", &row.warnings)?;
+        if row.state == "running" {
+            warnings.extend(self.live_summary(id)?);
+        }
         let result = RunResult {
             schema_version: row.schema_version,
             tool: ToolInfo { name: "linkperf".into(), version: row.tool_version },
@@ -168,7 +192,7 @@ impl Store {
             throughput,
             rate_search: outcomes.rate_search,
             bursts: outcomes.bursts,
-            warnings: parse(id, "warnings", &row.warnings)?,
+            warnings,
             status,
         };
         Ok(StoredRun { id, labels: self.labels_of(id)?, result })
@@ -191,6 +215,35 @@ impl Store {
             }
         }
         Ok((series, throughput))
+    }
+
+    /// For a run that never finished: a line per kind of live interval it reported, with their span and
+    /// goodput (the intervals themselves are not part of its result).
+    fn live_summary(&self, id: RunId) -> Result<Vec<String>, StoreError> {
+        let mut statement = self
+            .connection
+            .prepare(
+                "SELECT what, COUNT(*), MIN(start_s), MAX(end_s), SUM(bps * (end_s - start_s)) / SUM(end_s - start_s),
+                        MIN(bps), MAX(bps)
+                 FROM live_intervals WHERE run_id = ?1 GROUP BY what ORDER BY MIN(rowid)",
+            )
+            .map_err(|e| self.error(e))?;
+        let lines = statement
+            .query_map([id], |row| {
+                Ok(format!(
+                    "never finished: {} intervals of the {} were kept as they ended, {:.2} - {:.2} s: {:.2} Mbit/s over them (intervals from {:.2} to {:.2} Mbit/s)",
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, String>(0)?,
+                    row.get::<_, f64>(2)?,
+                    row.get::<_, f64>(3)?,
+                    row.get::<_, f64>(4)? / 1e6,
+                    row.get::<_, f64>(5)? / 1e6,
+                    row.get::<_, f64>(6)? / 1e6
+                ))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.error(e))?;
+        Ok(lines)
     }
 
     pub(crate) fn labels_of(&self, id: RunId) -> Result<Vec<String>, StoreError> {

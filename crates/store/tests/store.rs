@@ -61,6 +61,23 @@ fn a_run_cut_off_part_way_keeps_its_finished_series() {
 }
 
 #[test]
+fn the_intervals_of_a_run_that_never_finished_are_summarised() {
+    let (_dir, path) = temp_db();
+    let mut store = Store::open(&path).unwrap();
+    let run = fixture::throughput_run();
+    let id = store.begin(&RunResult { throughput: Vec::new(), ..run.clone() }, &[]).unwrap();
+    for (k, mbit) in [900.0, 950.0, 1000.0].into_iter().enumerate() {
+        store.add_interval(id, "upload, read by the responder", (k as f64, k as f64 + 1.0), mbit * 1e6).unwrap();
+    }
+    let unfinished = store.run(id).unwrap().result;
+    let line = unfinished.warnings.iter().find(|w| w.starts_with("never finished")).expect("a summary");
+    assert!(line.contains("3 intervals of the upload, read by the responder"), "{line}");
+    assert!(line.contains("0.00 - 3.00 s: 950.00 Mbit/s") && line.contains("from 900.00 to 1000.00"), "{line}");
+    store.finish(id, &run).unwrap();
+    assert_eq!(store.run(id).unwrap().result.warnings, run.warnings, "a finished run has its own intervals");
+}
+
+#[test]
 fn finishing_a_run_replaces_the_series_stored_along_the_way() {
     let (_dir, path) = temp_db();
     let mut store = Store::open(&path).unwrap();
@@ -79,7 +96,7 @@ fn a_database_of_schema_version_1_migrates_on_open() {
     old.execute_batch(include_str!("fixtures/store-v1.sql")).unwrap();
     drop(old);
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
     let stored = store.run(1).unwrap();
     assert_eq!(stored.labels, vec!["before".to_string(), "board-a".to_string()]);
     assert_eq!(stored.result.status, RunStatus::Complete);

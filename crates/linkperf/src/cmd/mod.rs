@@ -123,6 +123,9 @@ impl Observer for Prepared {
     }
     fn interval(&self, what: &str, start_s: f64, end_s: f64, bps: f64) {
         self.progress.interval(what, start_s, end_s, bps);
+        if let Some(recorder) = &self.recorder {
+            recorder.keep_interval(what, (start_s, end_s), bps);
+        }
     }
     fn measured(&self, item: Measurement<'_>) {
         if let Some(recorder) = &self.recorder {
