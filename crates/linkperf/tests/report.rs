@@ -20,7 +20,7 @@ fn runs() -> (tempfile::TempDir, String) {
         &["throughput", "-d", "2", "-i", "500ms"],
         &["sweep", "--rates", "100M,200M,400M", "--duration", "300ms", "--settle", "100ms"],
     ] {
-        let output = linkperf().args(args).args(["--db", &db, "--no-progress"]).output().unwrap();
+        let output = linkperf().args(args).args(["--db", &db, "--no-progress", "--label", "all"]).output().unwrap();
         assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
     }
     (dir, db)
@@ -56,9 +56,13 @@ fn the_report_holds_every_chart_and_writes_them_as_svg() {
         assert!(page.contains(&format!("id=\"chart-{id}\"")), "{id}");
         assert!(std::fs::read_to_string(svg.join(format!("{id}.svg"))).unwrap().starts_with("<svg"), "{id}.svg");
     }
-    assert!(page.contains("run 1 (a)") && page.contains("run 2 (b)"), "runs overlay under their labels");
+    assert!(page.contains("run 1 (a,all)") && page.contains("run 2 (all,b)"), "runs overlay under their labels");
     let by_label = linkperf().args(["report", "--label", "a", "--label", "b", "--db", &db]).output().unwrap();
     assert!(String::from_utf8_lossy(&by_label.stdout).contains("chart-rtt-by-size"), "to stdout without --html");
+    // A label selects every run carrying it: here all four, through the label given to each.
+    let all = linkperf().args(["report", "--label", "all", "--db", &db]).output().unwrap();
+    let page = String::from_utf8_lossy(&all.stdout);
+    assert_eq!(page.matches("<details>").count(), 4, "a full table per run");
     let nothing = linkperf().args(["report", "--db", &db]).output().unwrap();
     assert_eq!(nothing.status.code(), Some(2));
     let png = dir.path().join("png");

@@ -129,6 +129,7 @@ pub struct CompareArgs {
 const REPORT_EXAMPLES: &str = "Examples:
   linkperf report 12 --html report.html           one run
   linkperf report --label before --label after --html compare.html   overlaid
+  linkperf report --label suite:datasheet --html datasheet.html      every run of a suite
   linkperf report 12 13 --svg charts/             each chart as an SVG file
   linkperf report 12 --png charts/                 and as PNG";
 
@@ -138,7 +139,8 @@ const REPORT_EXAMPLES: &str = "Examples:
 pub struct ReportArgs {
     /// The runs' numbers, as `linkperf runs` lists them.
     pub ids: Vec<i64>,
-    /// Add the newest run carrying this label (repeat for several).
+    /// Add every run carrying this label, oldest first (repeat for several), e.g. a whole suite:
+    /// --label suite:datasheet.
     #[arg(long = "label", value_name = "LABEL")]
     pub labels: Vec<String>,
     /// Write the report, one self-contained HTML file, here [default: to stdout, unless --svg is given].

@@ -229,7 +229,15 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     use linkperf_report::html::{write_html, ReportRun};
     let store = open_existing(&args.db)?;
-    let ids = select(&store, &args.ids, &args.labels)?;
+    let mut ids = args.ids.clone();
+    for label in &args.labels {
+        let mut labelled = store.list(&RunFilter { label: Some(label.clone()), ..RunFilter::default() })?;
+        if labelled.is_empty() {
+            return Err(UsageError(format!("no run carries the label '{label}'")).into());
+        }
+        labelled.reverse();
+        ids.extend(labelled.iter().map(|r| r.id).filter(|id| !args.ids.contains(id)));
+    }
     if ids.is_empty() {
         return Err(UsageError("name the runs to report: their numbers, or --label".into()).into());
     }
