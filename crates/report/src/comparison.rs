@@ -68,10 +68,7 @@ fn write_text(
     format: ComparisonFormat,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let heading = |r: &ComparedRun| match r.labels.is_empty() {
-        true => format!("run {}", r.id),
-        false => format!("run {} ({})", r.id, r.labels.join(",")),
-    };
+    let heading = |r: &ComparedRun| crate::run_name(r.id, &r.labels);
     let mut header = vec!["subject".to_string(), "figure".into(), "unit".into()];
     header.extend(runs.iter().map(heading));
     for (_, r) in runs.iter().enumerate().filter(|(i, _)| *i != baseline) {

@@ -23,10 +23,7 @@ pub struct ReportRun<'a> {
 impl ReportRun<'_> {
     /// How its lines are named in charts: its labels, or `run N`.
     pub fn name(&self) -> String {
-        match self.labels.is_empty() {
-            true => format!("run {}", self.id),
-            false => format!("run {} ({})", self.id, self.labels.join(",")),
-        }
+        crate::run_name(self.id, self.labels)
     }
 }
 

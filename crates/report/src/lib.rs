@@ -39,6 +39,15 @@ pub enum Format {
 }
 
 impl Format {
+    /// The format chosen by `--json` and `--csv` flags (a table without either).
+    pub fn from_flags(json: bool, csv: bool) -> Self {
+        match (json, csv) {
+            (true, _) => Format::Json,
+            (_, true) => Format::Csv,
+            _ => Format::Table,
+        }
+    }
+
     /// The renderer for this format.
     pub fn reporter(self) -> Box<dyn Reporter> {
         match self {
@@ -46,5 +55,13 @@ impl Format {
             Format::Json => Box::new(JsonReporter),
             Format::Csv => Box::new(CsvReporter),
         }
+    }
+}
+
+/// How a kept run is named in headings and legends: `run 12`, or `run 12 (before,board-a)`.
+pub fn run_name(id: i64, labels: &[String]) -> String {
+    match labels.is_empty() {
+        true => format!("run {id}"),
+        false => format!("run {id} ({})", labels.join(",")),
     }
 }

@@ -44,10 +44,6 @@ impl StoreArgs {
 impl OutputArgs {
     /// The chosen format.
     pub fn format(&self) -> Format {
-        match (self.json, self.csv) {
-            (true, _) => Format::Json,
-            (_, true) => Format::Csv,
-            _ => Format::Table,
-        }
+        Format::from_flags(self.json, self.csv)
     }
 }

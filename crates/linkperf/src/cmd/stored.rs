@@ -92,11 +92,7 @@ fn write_runs(runs: &[RunSummary], out: &mut dyn Write) -> std::io::Result<()> {
 pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
     let store = open_existing(&args.db)?;
     let run = store.run(args.id)?;
-    let format = match (args.json, args.csv) {
-        (true, _) => Format::Json,
-        (_, true) => Format::Csv,
-        _ => Format::Table,
-    };
+    let format = Format::from_flags(args.json, args.csv);
     if format == Format::Table && !run.labels.is_empty() {
         println!("run {} (labels: {})", run.id, run.labels.join(", "));
     }
