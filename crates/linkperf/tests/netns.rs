@@ -7,94 +7,8 @@
 
 mod common;
 
-use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
-
+use common::netns::{ip, run_bounded, TestNet, RESPONDER_ADDRESS};
 use common::{json, Server};
-
-const RESPONDER_ADDRESS: &str = "198.18.0.2";
-const CLIENT_ADDRESS: &str = "198.18.0.1";
-
-/// Two namespaces joined by a veth pair; deleted (with the pair) when dropped.
-struct TestNet {
-    client: String,
-    responder: String,
-    client_dev: String,
-    responder_dev: String,
-}
-
-impl TestNet {
-    /// Builds the pair, or returns `None` (after saying so) where namespaces cannot be made.
-    fn create() -> Option<TestNet> {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let id = format!("{}x{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let net = TestNet {
-            client: format!("lp-{id}-c"),
-            responder: format!("lp-{id}-r"),
-            client_dev: format!("lpc{}", &id[id.len().saturating_sub(8)..]),
-            responder_dev: format!("lpr{}", &id[id.len().saturating_sub(8)..]),
-        };
-        if !ip(&["netns", "add", &net.client]) {
-            assert!(std::env::var_os("LINKPERF_REQUIRE_NETNS").is_none(), "cannot create network namespaces");
-            eprintln!("skipped: cannot create network namespaces (needs root and iproute2)");
-            return None;
-        }
-        let (c, r) = (&net.client, &net.responder);
-        let (cd, rd) = (&net.client_dev, &net.responder_dev);
-        let steps: [&[&str]; 9] = [
-            &["netns", "add", r],
-            &["link", "add", cd, "type", "veth", "peer", "name", rd],
-            &["link", "set", cd, "netns", c],
-            &["link", "set", rd, "netns", r],
-            &["-n", c, "addr", "add", &format!("{CLIENT_ADDRESS}/30"), "dev", cd],
-            &["-n", r, "addr", "add", &format!("{RESPONDER_ADDRESS}/30"), "dev", rd],
-            &["-n", c, "link", "set", cd, "up"],
-            &["-n", r, "link", "set", rd, "up"],
-            &["-n", r, "link", "set", "lo", "up"],
-        ];
-        for step in steps {
-            assert!(ip(step), "ip {step:?} failed");
-        }
-        Some(net)
-    }
-
-    /// Shapes both directions to `rate` (tc syntax, e.g. `1mbit`) with a bucket of `burst` bytes and a deep
-    /// queue (1 MB).
-    fn shape(&self, rate: &str, burst: &str) {
-        self.shape_with_queue(rate, burst, "1000000");
-    }
-
-    /// Like `shape`, with a queue of `limit` bytes.
-    fn shape_with_queue(&self, rate: &str, burst: &str, limit: &str) {
-        for (ns, dev) in [(&self.client, &self.client_dev), (&self.responder, &self.responder_dev)] {
-            let status = Command::new("tc")
-                .args(["-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate])
-                .args(["burst", burst, "limit", limit])
-                .status()
-                .unwrap();
-            assert!(status.success(), "tc tbf on {dev}");
-        }
-    }
-
-    fn client_command(&self, args: &[&str]) -> assert_cmd::Command {
-        let mut wrapped = assert_cmd::Command::new("ip");
-        wrapped.timeout(std::time::Duration::from_secs(60));
-        wrapped.args(["netns", "exec", &self.client, common::binary()]).args(args);
-        wrapped.env("LINKPERF_DB", common::test_db());
-        wrapped
-    }
-}
-
-impl Drop for TestNet {
-    fn drop(&mut self) {
-        ip(&["netns", "del", &self.client]);
-        ip(&["netns", "del", &self.responder]);
-    }
-}
-
-fn ip(args: &[&str]) -> bool {
-    Command::new("ip").args(args).output().map(|o| o.status.success()).unwrap_or(false)
-}
 
 #[test]
 fn every_proto_works_between_two_test_hosts() {
@@ -264,36 +178,6 @@ fn a_link_cut_mid_run_keeps_what_was_measured() {
     let sum = &result["throughput"][0];
     assert_eq!(sum["complete"], false);
     assert!(sum["sender_bytes"].as_u64().unwrap() > 0, "the sender's measurement is kept: {sum}");
-}
-
-/// Runs a client command that announces the longest it can take (`... done within 1 min 5 s` on stderr);
-/// checks that it succeeds within that, and returns its JSON result and how long it took in seconds.
-fn run_bounded(net: &TestNet, args: &[&str]) -> (serde_json::Value, f64) {
-    let started = std::time::Instant::now();
-    let output = net.client_command(args).arg("--json").output().unwrap();
-    let elapsed = started.elapsed().as_secs_f64();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert!(elapsed <= announced_seconds(&stderr), "took {elapsed} s: {stderr}");
-    (json(&output.stdout), elapsed)
-}
-
-/// Seconds in an announced bound such as `done within 1 min 5 s`.
-fn announced_seconds(stderr: &str) -> f64 {
-    let line = stderr.lines().find(|l| l.contains("done within ")).unwrap_or_else(|| panic!("no bound in {stderr}"));
-    let bound = line.rsplit("done within ").next().unwrap();
-    let words: Vec<&str> = bound.split_whitespace().collect();
-    words
-        .chunks(2)
-        .map(|pair| {
-            let n: f64 = pair[0].parse().unwrap_or_else(|_| panic!("bound {bound}"));
-            match pair[1] {
-                "h" => n * 3600.0,
-                "min" => n * 60.0,
-                _ => n,
-            }
-        })
-        .sum()
 }
 
 #[test]

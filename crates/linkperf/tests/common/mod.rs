@@ -2,6 +2,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod netns;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -99,4 +101,19 @@ impl Drop for Server {
 /// Parses a command's stdout as a JSON result.
 pub fn json(output: &[u8]) -> serde_json::Value {
     serde_json::from_slice(output).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(output)))
+}
+
+/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held. Tests wait for
+/// a condition this way, never for a fixed time: neither flaky on a slow machine nor slow on a fast one.
+pub fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if condition() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
