@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::{json, linkperf, Server};
+use common::{json, linkperf, watch, Server};
 use predicates::str::contains;
 
 #[test]
@@ -116,15 +116,24 @@ fn garbage_on_the_port_is_logged_and_the_responder_keeps_serving() {
 #[test]
 fn a_killed_responder_ends_the_run_with_what_was_measured() {
     let mut server = Server::start(&[]);
-    let port = server.port_arg();
-    let client = std::thread::spawn(move || {
-        linkperf()
-            .args(["latency", "127.0.0.1", "-p", &port, "--size", "64,128", "--duration", "2s", "--json"])
-            .output()
-    });
-    std::thread::sleep(Duration::from_millis(700));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let client = common::spawnable()
+        .args(["latency", "127.0.0.1", "-p", &server.port_arg(), "--size", "64,128", "--duration", "30s"])
+        .args(["--warmup", "0", "--json", "--db"])
+        .arg(&db)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed while the first size is being measured (it lasts 30 s): once the responder has received 1000
+    // probes of 64 bytes (its data session opens with a few hundred bytes).
+    let port = server.port;
+    let measuring =
+        watch::wait_until_measuring(&db, 1, || watch::bytes_received_on(port), 64_000, Duration::from_secs(30));
+    assert!(measuring, "never measured");
     server.child.kill().unwrap();
-    let output = client.join().unwrap().expect("runs");
+    let output = client.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("stopped early"), "{stderr}");
@@ -138,12 +147,19 @@ fn a_killed_responder_ends_the_run_with_what_was_measured() {
 #[test]
 fn a_killed_client_leaves_the_responder_serving_others() {
     let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
     let mut client = common::spawnable()
         .args(["latency", "127.0.0.1", "-p", &server.port_arg(), "--duration", "30s", "--sessions", "2"])
+        .args(["--warmup", "0", "--db"])
+        .arg(&db)
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    let port = server.port;
+    let measuring =
+        watch::wait_until_measuring(&db, 1, || watch::bytes_received_on(port), 64_000, Duration::from_secs(30));
+    assert!(measuring, "never measured");
     client.kill().unwrap();
     client.wait().unwrap();
     linkperf().args(["latency", "127.0.0.1", "-p", &server.port_arg(), "-n", "50"]).assert().success();
@@ -173,14 +189,25 @@ fn free_port() -> u16 {
 
 #[test]
 fn ctrl_c_stops_the_run_and_prints_what_was_measured() {
-    for test in ["latency", "connect"] {
+    let server = Server::start(&[]);
+    let port = server.port;
+    // What a test has measured, by the responder's count: bytes of 64-byte probes received, or connections
+    // made (each leaves the responder's end in TIME_WAIT).
+    let progress: [(&str, &dyn Fn() -> u64, u64); 2] =
+        [("latency", &|| watch::bytes_received_on(port), 64_000), ("connect", &|| watch::closed_on(port), 100)];
+    for (test, measured, by) in progress {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("results.db");
         let child = common::spawnable()
-            .args([test, "--duration", "30s", "--json"])
+            .args([test, "127.0.0.1", "-p", &server.port_arg(), "--duration", "30s", "--warmup", "0", "--json"])
+            .arg("--db")
+            .arg(&db)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(600));
+        let measuring = watch::wait_until_measuring(&db, 1, measured, by, Duration::from_secs(30));
+        assert!(measuring, "{test}: never measured");
         let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
         assert!(status.success());
         let output = child.wait_with_output().unwrap();
@@ -188,21 +215,26 @@ fn ctrl_c_stops_the_run_and_prints_what_was_measured() {
         let result = json(&output.stdout);
         assert_eq!(result["status"]["error"], "interrupted by the user", "{test}");
         assert!(result["series"][0]["summary"]["count"].as_u64().unwrap() > 0, "{test}: measured before the stop");
-        assert!(result["series"][0]["elapsed_s"].as_f64().unwrap() < 5.0, "{test}: stopped promptly");
+        // Stopped at the signal, not at the end of the 30 s.
+        assert!(result["series"][0]["elapsed_s"].as_f64().unwrap() < 25.0, "{test}: stopped promptly");
     }
 }
 
 #[test]
 fn ctrl_c_stops_a_rate_search_with_the_best_rate_so_far() {
     // 100 Gbit/s is beyond any sender here, so the search goes on after its first trial.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
     let child = common::spawnable()
         .args(["ratesearch", "--payload", "1472", "--max", "100G", "--min", "10M", "--trial", "1s", "--json"])
-        .args(["--settle", "100ms"])
+        .args(["--settle", "100ms", "--db"])
+        .arg(&db)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(2900));
+    // Signalled once two trials are kept, during the third (a search to 10 M from 100 G takes more).
+    assert!(watch::wait_for_series(&db, 2, Duration::from_secs(30)), "{:?}", watch::newest_run(&db));
     let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
     let output = child.wait_with_output().unwrap();

@@ -159,15 +159,22 @@ fn udp_loss_appears_only_above_the_shaped_rate() {
 fn a_link_cut_mid_run_keeps_what_was_measured() {
     let Some(net) = TestNet::create() else { return };
     let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db").display().to_string();
     let cut = {
-        let (ns, dev) = (net.client.clone(), net.client_dev.clone());
+        let (ns, dev, db) = (net.client.clone(), net.client_dev.clone(), db.clone());
+        // Cut once the upload's first interval (1 s of the 3 s) is kept: data has moved.
         std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(1500));
-            ip(&["-n", &ns, "link", "del", &dev])
+            let moved = common::wait_until(std::time::Duration::from_secs(60), || {
+                let shown = common::linkperf().args(["show", "1", "--json", "--db", &db]).output().unwrap();
+                String::from_utf8_lossy(&shown.stdout).contains("intervals of the upload")
+            });
+            moved && ip(&["-n", &ns, "link", "del", &dev])
         })
     };
     let output = net
         .client_command(&["throughput", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--duration", "3s", "--json"])
+        .args(["--db", &db])
         .timeout(std::time::Duration::from_secs(90))
         .output()
         .unwrap();
@@ -298,4 +305,45 @@ fn a_slow_link_ends_on_time_and_is_not_taken_for_a_stalled_one() {
     assert!(goodput > 0.8 * 478e3 && goodput < 500e3, "{sum}");
     // The test, the drain of what its send buffer held, and the set-up: well under the 10 s stall limit.
     assert!(elapsed < 3.0 + 10.0, "took {elapsed} s");
+}
+
+#[test]
+fn compare_calls_two_shaped_rates_real_and_repeats_on_one_link_noise() {
+    let (Some(slow), Some(fast)) = (TestNet::create(), TestNet::create()) else { return };
+    // 8 KiB round trips take about 112 ms at 1 Mbit/s and 56 ms at 2 Mbit/s (see
+    // round_trips_over_a_shaped_link_take_the_serialisation_time): a 50 % difference. The shaper sets each
+    // round trip to within its jitter, far under 1 %, so two runs over one link have the same median to
+    // within the histogram's resolution (0.1 %, about 110 us here), which the interval of the difference
+    // includes: noise. (Measured: the repeats' medians were equal, intervals -+146 to -+323 us; the two rates
+    // differed by 56.4 ms, -+0.3 ms.)
+    slow.shape("1mbit", "1600");
+    fast.shape("2mbit", "1600");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db").display().to_string();
+    let measure = |net: &TestNet, server: &Server| {
+        let args = ["latency", RESPONDER_ADDRESS, "-p", &server.port_arg(), "--size", "8k", "-n", "40"];
+        let output = net.client_command(&args).args(["--warmup", "2", "--db", &db]).output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    };
+    let slow_server = Server::start_in(Some(&slow.responder), RESPONDER_ADDRESS, &[]);
+    let fast_server = Server::start_in(Some(&fast.responder), RESPONDER_ADDRESS, &[]);
+    measure(&slow, &slow_server); // run 1
+    measure(&slow, &slow_server); // run 2: the same link again
+    measure(&fast, &fast_server); // run 3
+    let verdict = |runs: [&str; 2]| {
+        let output = common::linkperf().args(["compare", runs[0], runs[1], "--json", "--db", &db]).output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let document = json(&output.stdout);
+        let p50 = document["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "p50")
+            .unwrap_or_else(|| panic!("{document}"))
+            .clone();
+        eprintln!("{runs:?}: {p50}");
+        p50["deltas"][1]["verdict"].as_str().unwrap_or_else(|| panic!("{p50}")).to_string()
+    };
+    assert_eq!(verdict(["1", "3"]), "real", "1 against 2 Mbit/s");
+    assert_eq!(verdict(["1", "2"]), "noise", "the same link twice");
 }

@@ -5,6 +5,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::{json, linkperf};
 
 const PROFILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick-suite.toml");
@@ -78,19 +80,26 @@ fn ctrl_c_stops_the_suite_with_the_tables_so_far() {
     let text = format!(
         "title = \"Slow\"\n[[section]]\nkind = \"datasheet\"\ntitle = \"D\"\n{}{}{}",
         row("first", "latency --count 200"),
-        row("second", "latency --duration 3s"),
+        row("second", "latency --duration 4s --warmup 0"),
         row("third", "latency --count 200")
     );
     std::fs::write(&profile, text).unwrap();
+    let db = dir.path().join("results.db");
+    let server = common::Server::start(&[]);
     let child = common::spawnable()
-        .args(["suite", "--profile", profile.to_str().unwrap(), "--no-store"])
+        .args(["suite", "127.0.0.1", "-p", &server.port_arg(), "--profile", profile.to_str().unwrap()])
+        .args(["--db", db.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // During the second test, which lasts 3 s. (Only the suite gets the signal here; on a terminal its
-    // test would get it too and stop at once.)
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Signalled while the second test (of 4 s) measures: once the responder has received 1000 of its 64-byte
+    // probes. (Only the suite gets the signal here; on a terminal its test would get it too and stop at
+    // once.)
+    let port = server.port;
+    let progress = || common::watch::bytes_received_on(port);
+    let measuring = common::watch::wait_until_measuring(&db, 2, progress, 64_000, Duration::from_secs(60));
+    assert!(measuring, "the second test never measured: {:?}", common::watch::newest_run(&db));
     assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);

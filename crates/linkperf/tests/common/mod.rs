@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod netns;
+pub mod watch;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
