@@ -13,6 +13,17 @@ pub struct TableReporter;
 
 impl Reporter for TableReporter {
     fn render(&self, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+        if let RunStatus::Failed { error } = &run.status {
+            // Nothing was measured, and the responder's facts were never received: one line says it all.
+            return writeln!(
+                out,
+                "{} over {} to {} ({}): failed before measuring anything: {error}",
+                run.parameters.test_name(),
+                run.parameters.proto().name(),
+                run.target.host,
+                run.target.address
+            );
+        }
         write_header(run, out)?;
         let rate_label = match &run.parameters {
             Parameters::Latency(_) | Parameters::Idle(_) => "trans/s",
@@ -236,9 +247,12 @@ fn write_footer(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     if late > 0 {
         writeln!(out, "\n{late} replies arrived after their timeout and were discarded (counted in lost)")?;
     }
-    if let RunStatus::Partial { error } = &run.status {
-        writeln!(out, "\n* stopped early: {error}")?;
-        writeln!(out, "  the rows above hold what was measured before that")?;
+    match &run.status {
+        RunStatus::Complete | RunStatus::Failed { .. } => {}
+        RunStatus::Partial { error } => {
+            writeln!(out, "\n* stopped early: {error}")?;
+            writeln!(out, "  the rows above hold what was measured before that")?;
+        }
     }
     Ok(())
 }

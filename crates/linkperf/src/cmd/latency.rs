@@ -15,9 +15,12 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let spec = LatencySpec::try_from(&args)?;
     let mut prepared = Prepared::new(&args.target, spec.proto, &args.output)?;
     let parameters = Parameters::Latency(spec.clone());
-    prepared.begin(&parameters)?;
+    prepared.begin(&parameters);
     // Without --under-load this is the plain latency test.
-    let run = run_latency_under_load(&prepared.endpoint.target, prepared.key(), &spec, &prepared)?;
+    let run = match run_latency_under_load(&prepared.endpoint.target, prepared.key(), &spec, &prepared) {
+        Ok(run) => run,
+        Err(error) => return Err(prepared.fail(parameters, error)),
+    };
     let (mut measured, error) = Measured::series(run.latency);
     measured.throughput = run.load;
     prepared.conclude(parameters, (measured, error))

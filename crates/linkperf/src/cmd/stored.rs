@@ -36,7 +36,8 @@ struct ExportedRun {
     result: RunResult,
 }
 
-/// Opens an existing database (reading commands do not create one).
+/// Opens an existing database to read it (reading commands neither create one nor write to it, so a
+/// read-only database can be read).
 fn open_existing(db: &DbArgs) -> anyhow::Result<Store> {
     let path = db.path();
     if !path.exists() {
@@ -45,7 +46,7 @@ fn open_existing(db: &DbArgs) -> anyhow::Result<Store> {
             path.display()
         );
     }
-    Ok(Store::open(&path)?)
+    Ok(Store::open_for_reading(&path)?)
 }
 
 /// `linkperf runs`: one line per run, the newest first.
