@@ -2,6 +2,8 @@
 //! results at once, a database locked by another process, runs that fail before measuring, and a database
 //! that may only be read.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -97,6 +99,7 @@ fn a_run_refused_by_the_responder_is_kept_as_failed_with_the_reason() {
     let db = db_in(dir.path());
     let key = dir.path().join("key");
     std::fs::write(&key, "a key of more than sixteen bytes").unwrap();
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let server = Server::start(&["--key-file", key.to_str().unwrap()]);
     let refused = linkperf_with(&db, &["latency", "127.0.0.1", "--port", &server.port_arg(), "--count", "3"]).code(1);
     let said = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();

@@ -13,6 +13,9 @@ use crate::output::Measured;
 /// Runs the test; prints what was measured even when it stopped early (then exits 1).
 pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let spec = LatencySpec::try_from(&args)?;
+    if let Some(name) = spec.load.as_ref().and_then(|load| load.congestion.as_ref()) {
+        linkperf_net::congestion::check_congestion(name)?;
+    }
     let mut prepared = Prepared::new(&args.target, spec.proto, &args.output)?;
     let parameters = Parameters::Latency(spec.clone());
     prepared.begin(&parameters);

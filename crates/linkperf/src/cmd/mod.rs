@@ -92,7 +92,7 @@ impl Prepared {
         result.status = linkperf_core::RunStatus::Failed { error: error.to_string() };
         let kept = self.recorder.map(|recorder| recorder.finish(&result, &self.labels));
         if let Some(Err(e)) = kept {
-            eprintln!("error: the failed run was not kept: {e}");
+            eprintln!("error: the failed run was not kept: {}", crate::output::safe_value(&e.to_string()));
         }
         anyhow::Error::new(error)
     }
@@ -111,7 +111,7 @@ impl Prepared {
         let kept = self.recorder.map(|recorder| recorder.finish(&result, &labels));
         let mut code = ExitCode::SUCCESS;
         if let Some(error) = error {
-            eprintln!("error: the run stopped early: {error}");
+            eprintln!("error: the run stopped early: {}", crate::output::safe_value(&error.to_string()));
             code = ExitCode::from(crate::exit::FAILURE);
         }
         match kept {
@@ -119,7 +119,7 @@ impl Prepared {
                 eprintln!("kept as run {id} in {} (linkperf show {id})", path.display());
             }
             Some(Err(e)) => {
-                eprintln!("error: the run was not kept: {e}");
+                eprintln!("error: the run was not kept: {}", crate::output::safe_value(&e.to_string()));
                 code = ExitCode::from(crate::exit::FAILURE);
             }
             _ => {}

@@ -13,6 +13,9 @@ use crate::output::Measured;
 /// Runs the test; prints what was measured even when it stopped early (then exits 1).
 pub fn run(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
     let spec = ThroughputSpec::try_from(&args)?;
+    if let Some(name) = &spec.congestion {
+        linkperf_net::congestion::check_congestion(name)?;
+    }
     let mut prepared = Prepared::new(&args.target, spec.proto, &args.output)?;
     let parameters = Parameters::Throughput(spec.clone());
     prepared.begin(&parameters);

@@ -42,7 +42,9 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<ExitCode> {
         writeln!(out)?;
     } else {
         let format = if args.markdown { DatasheetFormat::Markdown } else { DatasheetFormat::Table };
-        write_tables(&profile.title, &tables, format, &mut out)?;
+        let mut rendered = Vec::new();
+        write_tables(&profile.title, &tables, format, &mut rendered)?;
+        out.write_all(crate::output::safe_text(&rendered).as_bytes())?;
     }
     out.flush()?;
     if runner.stopped {
@@ -52,7 +54,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for failure in &runner.failures {
-        eprintln!("error: {failure}");
+        eprintln!("error: {}", crate::output::safe_value(failure));
     }
     Ok(ExitCode::from(crate::exit::FAILURE))
 }
