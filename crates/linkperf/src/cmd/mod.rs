@@ -110,8 +110,13 @@ impl Prepared {
         let labels = self.labels;
         let kept = self.recorder.map(|recorder| recorder.finish(&result, &labels));
         let mut code = ExitCode::SUCCESS;
+        let incomplete = result.series.iter().filter(|s| !s.complete).count();
         if let Some(error) = error {
             eprintln!("error: the run stopped early: {}", crate::output::safe_value(&error.to_string()));
+            code = ExitCode::from(crate::exit::FAILURE);
+        } else if incomplete > 0 {
+            // E.g. a UDP series that spent most of its time waiting for replies across a path that was down.
+            eprintln!("error: the run is incomplete: {incomplete} series did not measure the path for their whole time (marked * in the table; see the warnings)");
             code = ExitCode::from(crate::exit::FAILURE);
         }
         match kept {
