@@ -244,7 +244,7 @@ impl Runner {
                 Some(format!("`linkperf {shown}` stopped early ({error}); its rows hold what it measured"))
             }
             _ => Some(format!(
-                "`linkperf {shown}` failed (exit status {}){}",
+                "`linkperf {shown}` failed ({}){}",
                 output.status,
                 said.map(|line| format!(": {line}")).unwrap_or_default()
             )),
