@@ -270,7 +270,29 @@ impl SizeFigure {
     }
 }
 
-/// A by-size table: a row per size found in any column's run, a cell per column.
+/// A by-size table headed `title`, with columns headed `headings` from the runs `columns` (`None`: that
+/// column's test gave no result). Goodput cells take the bit-rate unit the table's largest value asks for,
+/// so that every cell of the table shares one unit.
+pub fn by_size_table(
+    title: &str,
+    figure: SizeFigure,
+    note: &str,
+    headings: Vec<String>,
+    columns: &[Option<&RunResult>],
+) -> Table {
+    let mut rows = by_size_rows(figure, columns);
+    let mut described = figure.describe().to_string();
+    if figure == SizeFigure::Goodput {
+        let largest = rows.iter().flat_map(|(_, cells)| cells.iter().flatten()).fold(0.0f64, |m, v| m.max(*v));
+        let unit = RateUnit::for_bit_rate(largest * 1e6);
+        let factor = 1e6 / unit.bps();
+        rows.iter_mut().flat_map(|(_, cells)| cells.iter_mut().flatten()).for_each(|v| *v *= factor);
+        described = format!("receiver goodput, {}", unit.name());
+    }
+    Table::BySize { title: title.into(), figure: described, columns: headings, rows, note: note.into() }
+}
+
+/// A by-size table: a row per size found in any column's run, a cell per column (goodput in Mbit/s).
 pub fn by_size_rows(figure: SizeFigure, columns: &[Option<&RunResult>]) -> Vec<(u64, Vec<Option<f64>>)> {
     let value = |run: &RunResult, size: u64| -> Option<f64> {
         match figure {
@@ -400,6 +422,11 @@ mod tests {
         let mut b = fixture::latency_run();
         b.series.truncate(3);
         let rows = by_size_rows(SizeFigure::RttP50, &[Some(&a), Some(&b), None]);
+        let mut slow = fixture::throughput_run();
+        slow.throughput.iter_mut().for_each(|s| s.receiver_bps = Some(9600.0));
+        let table = by_size_table("t", SizeFigure::Goodput, "", vec!["serial".into()], &[Some(&slow)]);
+        let Table::BySize { figure, rows: slow_rows, .. } = table else { panic!("a by-size table") };
+        assert_eq!((figure.as_str(), slow_rows[0].1[0]), ("receiver goodput, kbit/s", Some(9.6)));
         assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), vec![64, 1024]);
         assert_eq!(rows[1].1[1], None, "b has no 1024-byte series");
         assert_eq!(rows[0].1[2], None, "a column that did not run");

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::Context;
-use linkperf_core::datasheet::{by_size_rows, datasheet_rows, DatasheetRow, Table};
+use linkperf_core::datasheet::{by_size_table, datasheet_rows, DatasheetRow, Table};
 use linkperf_core::{RunResult, RunStatus};
 use linkperf_report::datasheet::{write_tables, DatasheetFormat};
 
@@ -159,13 +159,8 @@ impl Runner {
                 Section::BySize { title, figure, note, columns } => {
                     let runs: Vec<Option<RunResult>> = columns.iter().map(|c| self.run(&c.run)).collect();
                     let refs: Vec<Option<&RunResult>> = runs.iter().map(Option::as_ref).collect();
-                    Table::BySize {
-                        title: title.clone(),
-                        figure: figure.describe().to_string(),
-                        columns: columns.iter().map(|c| c.heading.clone()).collect(),
-                        rows: by_size_rows(*figure, &refs),
-                        note: note.clone(),
-                    }
+                    let headings = columns.iter().map(|c| c.heading.clone()).collect();
+                    by_size_table(title, *figure, note, headings, &refs)
                 }
                 Section::Runs { title, run } => {
                     Table::Runs { title: title.clone(), runs: run.iter().filter_map(|c| self.run(c)).collect() }
