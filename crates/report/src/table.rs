@@ -231,8 +231,8 @@ fn write_under_load(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         };
         writeln!(
             out,
-            "  {what}: {} Mbit/s over {:.2} s",
-            s.receiver_bps.map(|b| format!("{:.2}", b / 1e6)).unwrap_or_else(|| "-".into()),
+            "  {what}: {} over {:.2} s",
+            s.receiver_bps.map(linkperf_core::units::format_bit_rate).unwrap_or_else(|| "-".into()),
             s.window_s
         )?;
     }
