@@ -35,7 +35,7 @@ fn a_udp_latency_run_across_an_outage_is_incomplete_and_says_why() {
     let child = Command::new("ip")
         .args(["netns", "exec", &net.client, common::binary(), "latency", RESPONDER_ADDRESS, "--port"])
         .arg(server.port_arg())
-        .args(["--proto", "udp", "--duration", "3s", "--timeout", "300ms", "--json", "--no-store"])
+        .args(["--proto", "udp", "--duration", "10s", "--timeout", "1s", "--json", "--no-store"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -46,7 +46,7 @@ fn a_udp_latency_run_across_an_outage_is_incomplete_and_says_why() {
     let outage = ["route", "add", "blackhole", "198.18.0.1/32"];
     assert!(ip_in(&net.responder, &outage));
     let during = received(&net);
-    // The path comes back once four requests (1.2 s of timeouts, 40 % of the series) have gone unanswered.
+    // The path comes back once four requests (4 s of timeouts, 40 % of the series) have gone unanswered.
     let unanswered = wait_until(Duration::from_secs(30), || received(&net) >= during + 4);
     assert!(ip_in(&net.responder, &["route", "del", "blackhole", "198.18.0.1/32"]));
     assert!(unanswered, "the requests never reached the responder");
