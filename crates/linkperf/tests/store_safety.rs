@@ -170,6 +170,15 @@ fn a_read_only_database_can_be_listed_shown_exported_compared_and_reported() {
             String::from_utf8_lossy(&output.stderr)
         );
     }
+    // A test cannot keep its run there: it says so before it measures anything.
+    let test = as_reader(&["connect", "--count", "2"], &db);
+    assert_eq!(test.status.code(), Some(1));
+    assert!(test.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&test.stderr).contains("is read-only"),
+        "{}",
+        String::from_utf8_lossy(&test.stderr)
+    );
     // Nothing was written: no journal or shared-memory file appeared beside the database.
     let files: Vec<_> = std::fs::read_dir(&data).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(files, vec![std::ffi::OsString::from("results.db")]);

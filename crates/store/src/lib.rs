@@ -57,6 +57,12 @@ pub enum StoreError {
         /// The version this build reads.
         supported: i64,
     },
+    /// The database may be read but not written.
+    #[error("results database {path} is read-only: runs cannot be kept in it (it can still be read: linkperf runs, show, export)")]
+    ReadOnly {
+        /// The database file.
+        path: String,
+    },
     /// The writer of a run stopped before the run's end reached it.
     #[error("the run's end never reached the results database's writer")]
     Abandoned,

@@ -61,6 +61,11 @@ impl Store {
         }
         let sqlite = |source| StoreError::Sqlite { path: shown.clone(), source };
         let mut connection = retry(|| Connection::open(path)).map_err(sqlite)?;
+        // SQLite opens a file it may not write read-only, silently; a test must not find that out only
+        // when its result is to be kept.
+        if connection.is_readonly(rusqlite::MAIN_DB).map_err(sqlite)? {
+            return Err(StoreError::ReadOnly { path: shown });
+        }
         connection.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
         retry(|| set_wal(&connection)).map_err(sqlite)?;
         connection.pragma_update(None, "foreign_keys", true).map_err(sqlite)?;
@@ -88,6 +93,9 @@ impl Store {
         }
         drop(store);
         Self::open(path).map_err(|error| match error {
+            StoreError::ReadOnly { .. } => {
+                StoreError::ReadOnlyOld { path: path.display().to_string(), found, supported: SCHEMA_VERSION }
+            }
             StoreError::Sqlite { source, .. } if is_read_only(&source) => {
                 StoreError::ReadOnlyOld { path: path.display().to_string(), found, supported: SCHEMA_VERSION }
             }
