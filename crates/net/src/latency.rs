@@ -203,11 +203,12 @@ impl SizeOutcome {
         self.series.iter_mut().for_each(|s| s.complete = false);
         let size = self.series.first().and_then(|s| s.size_bytes).unwrap_or(0);
         Some(format!(
-            "incomplete: the {size} B series spent {:.1} s of its {:.1} s ({:.0} %) waiting for replies that never came ({} requests timed out after {timeout_s} s each): the path was down or dropping everything for that long, and its lost count counts requests, not the exchanges a working path would have made in that time",
+            "incomplete: the {size} B series spent {:.1} s of its {:.1} s ({:.0} %) waiting for replies that never came ({} requests timed out after {timeout_s} s each, with no other request sent meanwhile), so it measured the path for only {:.0} % of its time; a path that is down or dropping everything shows this way, and the lost count counts requests, not the exchanges a working path would have made in that time",
             u.waited_s,
             u.elapsed_s,
             u.share() * 100.0,
-            u.requests
+            u.requests,
+            (1.0 - u.share()) * 100.0
         ))
     }
 }
