@@ -123,7 +123,7 @@ fn throughput_subject(s: &ThroughputSeries) -> String {
         _ => format!("{} ", s.phase.name()),
     };
     let offered = match s.udp.as_ref().and_then(|u| u.offered_bps) {
-        Some(bps) => format!(" at {} Mbit/s", bps / 1e6),
+        Some(bps) => format!(" at {}", crate::units::format_bit_rate(bps)),
         None => String::new(),
     };
     format!("{phase}{} {}{offered}", s.flow.name(), size_text(s.size_bytes))

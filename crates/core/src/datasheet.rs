@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::run_result::{Series, ThroughputSeries};
+use crate::units::RateUnit;
 use crate::RunResult;
 
 /// Which figure of a run a datasheet row shows.
@@ -44,6 +45,25 @@ pub struct DatasheetRow {
     pub unit: String,
     /// How it was measured.
     pub note: String,
+    /// Why the row has no figures, when it could not be measured (the test failed, or its results hold
+    /// no value of the figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl DatasheetRow {
+    /// A row that could not be measured, and why.
+    pub fn not_measured(test: &str, note: &str, reason: String) -> Self {
+        Self {
+            test: test.into(),
+            min: None,
+            typ: None,
+            max: None,
+            unit: String::new(),
+            note: note.into(),
+            reason: Some(reason),
+        }
+    }
 }
 
 /// A table of a suite's output.
@@ -79,29 +99,25 @@ pub enum Table {
     },
 }
 
-/// Scale of goodput figures: `Mbit/s` (10^6 bit/s) or `MB/s` (10^6 bytes/s).
-fn goodput_scale(unit: &str) -> f64 {
-    if unit == "MB/s" {
-        8e6
-    } else {
-        1e6
-    }
-}
-
 /// The datasheet rows of `test` with figure `figure` from its repeated runs (`runs`, one per repetition):
 /// one row per size, gap or flow the runs have. Across repetitions the minimum of the minima, the median
-/// of the typical values and the maximum of the maxima are shown. `unit` applies to goodput (`Mbit/s`
-/// or `MB/s`).
+/// of the typical values and the maximum of the maxima are shown. `unit` applies to rates (goodput, the
+/// zero-loss rate): a [`RateUnit`] name (`Mbit/s`, `MB/s`, `MiB/s`, ...), or empty for the bit-rate unit
+/// that the row's typical value asks for (`240 kbit/s`, not `0.24 Mbit/s`). A size, gap or flow that some
+/// run has but whose figure no run gave is a row without figures, with the reason.
 pub fn datasheet_rows(test: &str, figure: Figure, unit: &str, note: &str, runs: &[RunResult]) -> Vec<DatasheetRow> {
-    // Per row: its suffix, each repetition's (min, typ, max), its unit.
+    // Per row: its suffix, each repetition's (min, typ, max), whether its values are bit rates.
     type Spread = (f64, f64, f64);
-    let mut rows: Vec<(String, Vec<Spread>, String)> = Vec::new();
-    let mut add = |suffix: String, values: Option<(f64, f64, f64)>, unit: &str| {
-        let Some(values) = values else { return };
-        match rows.iter_mut().find(|(s, _, _)| *s == suffix) {
-            Some((_, all, _)) => all.push(values),
-            None => rows.push((suffix, vec![values], unit.to_string())),
-        }
+    let mut rows: Vec<(String, Vec<Spread>, &'static str)> = Vec::new();
+    let mut add = |suffix: String, values: Option<(f64, f64, f64)>, unit: &'static str| {
+        let at = match rows.iter().position(|(s, _, _)| *s == suffix) {
+            Some(at) => at,
+            None => {
+                rows.push((suffix, Vec::new(), unit));
+                rows.len() - 1
+            }
+        };
+        rows[at].1.extend(values);
     };
     for run in runs {
         match figure {
@@ -120,12 +136,7 @@ pub fn datasheet_rows(test: &str, figure: Figure, unit: &str, note: &str, runs: 
             Figure::Goodput => {
                 let sums: Vec<&ThroughputSeries> = run.throughput.iter().filter(|s| s.stream.is_none()).collect();
                 for s in &sums {
-                    let scale = goodput_scale(unit);
-                    add(
-                        throughput_suffix(s, &sums),
-                        goodput_spread(s).map(|(a, b, c)| (a / scale, b / scale, c / scale)),
-                        unit,
-                    );
+                    add(throughput_suffix(s, &sums), goodput_spread(s), BIT_RATE);
                 }
             }
             Figure::ZeroLoss => {
@@ -133,7 +144,7 @@ pub fn datasheet_rows(test: &str, figure: Figure, unit: &str, note: &str, runs: 
                     let size =
                         r.frame_bytes.map_or(format!("{} B payload", r.payload_bytes), |f| format!("{f} B frames"));
                     let suffix = if run.rate_search.len() > 1 { format!(", {size}") } else { String::new() };
-                    add(suffix, r.rate_bps.map(|b| (b / 1e6, b / 1e6, b / 1e6)), "Mbit/s");
+                    add(suffix, r.rate_bps.map(|b| (b, b, b)), BIT_RATE);
                 }
             }
             Figure::Burst => {
@@ -147,21 +158,50 @@ pub fn datasheet_rows(test: &str, figure: Figure, unit: &str, note: &str, runs: 
         }
     }
     rows.into_iter()
-        .map(|(suffix, values, unit)| {
+        .map(|(suffix, values, kind)| {
+            let test = format!("{test}{suffix}");
+            if values.is_empty() {
+                let reason = format!("none of its {} runs gave {}", runs.len(), figure.missing());
+                return DatasheetRow::not_measured(&test, note, reason);
+            }
             let min = values.iter().map(|v| v.0).fold(f64::INFINITY, f64::min);
             let max = values.iter().map(|v| v.2).fold(f64::NEG_INFINITY, f64::max);
             let mut typs: Vec<f64> = values.iter().map(|v| v.1).collect();
             typs.sort_by(f64::total_cmp);
+            let typ = typs[(typs.len() - 1) / 2];
+            let (scale, unit) = match kind {
+                BIT_RATE => {
+                    let unit = RateUnit::parse(unit).unwrap_or_else(|| RateUnit::for_bit_rate(typ));
+                    (unit.bps(), unit.name().to_string())
+                }
+                other => (1.0, other.to_string()),
+            };
             DatasheetRow {
-                test: format!("{test}{suffix}"),
-                min: Some(min),
-                typ: Some(typs[(typs.len() - 1) / 2]),
-                max: Some(max),
+                test,
+                min: Some(min / scale),
+                typ: Some(typ / scale),
+                max: Some(max / scale),
                 unit,
                 note: note.to_string(),
+                reason: None,
             }
         })
         .collect()
+}
+
+/// The kind of a row whose values are bit rates, shown in a [`RateUnit`].
+const BIT_RATE: &str = "bit/s";
+
+impl Figure {
+    /// What a run lacks when it gives no value of this figure.
+    fn missing(self) -> &'static str {
+        match self {
+            Figure::Rtt | Figure::RttLoaded => "a round trip (no reply was measured)",
+            Figure::Goodput => "a receiver goodput (the receiver's figure is missing)",
+            Figure::ZeroLoss => "a zero-loss rate (the search found no rate without loss)",
+            Figure::Burst => "a burst length (the search found no whole burst)",
+        }
+    }
 }
 
 /// Which size or gap a series is, when a run has several.
@@ -230,7 +270,29 @@ impl SizeFigure {
     }
 }
 
-/// A by-size table: a row per size found in any column's run, a cell per column.
+/// A by-size table headed `title`, with columns headed `headings` from the runs `columns` (`None`: that
+/// column's test gave no result). Goodput cells take the bit-rate unit the table's largest value asks for,
+/// so that every cell of the table shares one unit.
+pub fn by_size_table(
+    title: &str,
+    figure: SizeFigure,
+    note: &str,
+    headings: Vec<String>,
+    columns: &[Option<&RunResult>],
+) -> Table {
+    let mut rows = by_size_rows(figure, columns);
+    let mut described = figure.describe().to_string();
+    if figure == SizeFigure::Goodput {
+        let largest = rows.iter().flat_map(|(_, cells)| cells.iter().flatten()).fold(0.0f64, |m, v| m.max(*v));
+        let unit = RateUnit::for_bit_rate(largest * 1e6);
+        let factor = 1e6 / unit.bps();
+        rows.iter_mut().flat_map(|(_, cells)| cells.iter_mut().flatten()).for_each(|v| *v *= factor);
+        described = format!("receiver goodput, {}", unit.name());
+    }
+    Table::BySize { title: title.into(), figure: described, columns: headings, rows, note: note.into() }
+}
+
+/// A by-size table: a row per size found in any column's run, a cell per column (goodput in Mbit/s).
 pub fn by_size_rows(figure: SizeFigure, columns: &[Option<&RunResult>]) -> Vec<(u64, Vec<Option<f64>>)> {
     let value = |run: &RunResult, size: u64| -> Option<f64> {
         match figure {
@@ -310,6 +372,28 @@ mod tests {
     }
 
     #[test]
+    fn rates_take_the_unit_their_typical_value_asks_for_or_the_one_the_profile_names() {
+        let mut run = fixture::throughput_run();
+        let sum = &mut run.throughput[0];
+        sum.receiver_bps = Some(240_000.0);
+        sum.intervals.iter_mut().for_each(|i| i.goodput_bps = 240_000.0);
+        let auto = datasheet_rows("TCP", Figure::Goodput, "", "", std::slice::from_ref(&run));
+        assert_eq!((auto[0].typ, auto[0].unit.as_str()), (Some(240.0), "kbit/s"));
+        let mib = datasheet_rows("TCP", Figure::Goodput, "MiB/s", "", std::slice::from_ref(&run));
+        assert!((mib[0].typ.unwrap() - 240_000.0 / 8.0 / 1_048_576.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_flow_without_its_figure_is_a_row_with_the_reason() {
+        let mut run = fixture::throughput_run();
+        run.throughput.iter_mut().for_each(|s| s.receiver_bps = None);
+        let rows = datasheet_rows("TCP", Figure::Goodput, "", "note", &[run]);
+        assert!(!rows.is_empty());
+        assert_eq!((rows[0].typ, rows[0].note.as_str()), (None, "note"));
+        assert!(rows[0].reason.as_deref().unwrap().contains("receiver's figure is missing"), "{:?}", rows[0]);
+    }
+
+    #[test]
     fn turns_of_the_other_direction_are_not_a_minimum() {
         let mut run = fixture::throughput_run();
         let sum = &mut run.throughput[0];
@@ -338,6 +422,11 @@ mod tests {
         let mut b = fixture::latency_run();
         b.series.truncate(3);
         let rows = by_size_rows(SizeFigure::RttP50, &[Some(&a), Some(&b), None]);
+        let mut slow = fixture::throughput_run();
+        slow.throughput.iter_mut().for_each(|s| s.receiver_bps = Some(9600.0));
+        let table = by_size_table("t", SizeFigure::Goodput, "", vec!["serial".into()], &[Some(&slow)]);
+        let Table::BySize { figure, rows: slow_rows, .. } = table else { panic!("a by-size table") };
+        assert_eq!((figure.as_str(), slow_rows[0].1[0]), ("receiver goodput, kbit/s", Some(9.6)));
         assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), vec![64, 1024]);
         assert_eq!(rows[1].1[1], None, "b has no 1024-byte series");
         assert_eq!(rows[0].1[2], None, "a column that did not run");

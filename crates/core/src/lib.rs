@@ -16,6 +16,7 @@ pub mod rate_search;
 pub mod run_result;
 pub mod spec;
 pub mod summary;
+pub mod terminal_text;
 pub mod throughput;
 pub mod throughput_series;
 pub mod units;

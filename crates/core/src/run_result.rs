@@ -73,6 +73,22 @@ pub enum RunStatus {
         /// What stopped the run.
         error: String,
     },
+    /// The run measured nothing: it failed before its first series (a refusal, a failed authentication, an
+    /// unreachable responder). Only the results database holds such runs; the test itself prints the error.
+    Failed {
+        /// Why.
+        error: String,
+    },
+}
+
+impl RunStatus {
+    /// What stopped the run, unless it is complete.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            RunStatus::Complete => None,
+            RunStatus::Partial { error } | RunStatus::Failed { error } => Some(error),
+        }
+    }
 }
 
 /// The software that produced a result.

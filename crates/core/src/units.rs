@@ -145,6 +145,101 @@ pub fn format_seconds(seconds: f64) -> String {
     }
 }
 
+/// A unit in which a table shows a rate: decimal bit rates, or bytes per second in the decimal (MB, 10^6)
+/// or binary (MiB, 2^20) megabytes that some studies used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateUnit {
+    /// bit/s.
+    BitPerSecond,
+    /// kbit/s, 10^3 bit/s.
+    KilobitPerSecond,
+    /// Mbit/s, 10^6 bit/s.
+    MegabitPerSecond,
+    /// Gbit/s, 10^9 bit/s.
+    GigabitPerSecond,
+    /// MB/s, 10^6 bytes per second.
+    MegabytePerSecond,
+    /// MiB/s, 2^20 bytes per second.
+    MebibytePerSecond,
+}
+
+impl RateUnit {
+    /// Every unit, as a profile or a table names it.
+    pub const ALL: [RateUnit; 6] = [
+        RateUnit::BitPerSecond,
+        RateUnit::KilobitPerSecond,
+        RateUnit::MegabitPerSecond,
+        RateUnit::GigabitPerSecond,
+        RateUnit::MegabytePerSecond,
+        RateUnit::MebibytePerSecond,
+    ];
+
+    /// Its name: `bit/s`, `kbit/s`, `Mbit/s`, `Gbit/s`, `MB/s`, `MiB/s`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RateUnit::BitPerSecond => "bit/s",
+            RateUnit::KilobitPerSecond => "kbit/s",
+            RateUnit::MegabitPerSecond => "Mbit/s",
+            RateUnit::GigabitPerSecond => "Gbit/s",
+            RateUnit::MegabytePerSecond => "MB/s",
+            RateUnit::MebibytePerSecond => "MiB/s",
+        }
+    }
+
+    /// Bits per second in one of it.
+    pub fn bps(self) -> f64 {
+        match self {
+            RateUnit::BitPerSecond => 1.0,
+            RateUnit::KilobitPerSecond => 1e3,
+            RateUnit::MegabitPerSecond => 1e6,
+            RateUnit::GigabitPerSecond => 1e9,
+            RateUnit::MegabytePerSecond => 8e6,
+            RateUnit::MebibytePerSecond => 8.0 * 1_048_576.0,
+        }
+    }
+
+    /// The unit named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|u| u.name() == name)
+    }
+
+    /// The bit-rate unit in which `bps` reads as 1 to 999 (bit/s below 1 kbit/s, Gbit/s from 1 Gbit/s).
+    pub fn for_bit_rate(bps: f64) -> Self {
+        match bps.abs() {
+            b if b >= 1e9 => RateUnit::GigabitPerSecond,
+            b if b >= 1e6 => RateUnit::MegabitPerSecond,
+            b if b >= 1e3 => RateUnit::KilobitPerSecond,
+            _ => RateUnit::BitPerSecond,
+        }
+    }
+}
+
+/// A figure with at least three significant digits and no more decimals than that needs: `1234`, `123.4`,
+/// `12.35`, `1.235`, `0.240`, `0.000312`. Whole numbers print without decimals.
+pub fn format_significant(value: f64) -> String {
+    let magnitude = value.abs();
+    if !value.is_finite() {
+        return value.to_string();
+    }
+    if value.fract() == 0.0 && magnitude < 1e15 {
+        return format!("{value:.0}");
+    }
+    let decimals = match magnitude {
+        m if m >= 1000.0 => 0,
+        m if m >= 100.0 => 1,
+        m if m >= 1.0 => 2,
+        m => (2.0 - m.log10().floor()).clamp(3.0, 12.0) as usize,
+    };
+    format!("{value:.decimals$}")
+}
+
+/// A bit rate in the unit its magnitude asks for, with three significant digits: `250 kbit/s`,
+/// `9.57 Mbit/s`, `1.20 Gbit/s`.
+pub fn format_bit_rate(bps: f64) -> String {
+    let unit = RateUnit::for_bit_rate(bps);
+    format!("{} {}", format_significant(bps / unit.bps()), unit.name())
+}
+
 fn split_number(text: &str) -> Result<(f64, &str), UnitError> {
     let text = text.trim();
     if text.is_empty() {
@@ -166,6 +261,20 @@ fn unknown(unit: &str, text: &str, expected: &'static str) -> UnitError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_show_in_the_unit_their_magnitude_asks_for() {
+        assert_eq!(format_bit_rate(240_000.0), "240 kbit/s");
+        assert_eq!(format_bit_rate(9_570_000.0), "9.57 Mbit/s");
+        assert_eq!(format_bit_rate(823_456.0), "823.5 kbit/s");
+        assert_eq!(format_bit_rate(9600.0), "9.60 kbit/s");
+        assert_eq!(format_bit_rate(1.2e9), "1.20 Gbit/s");
+        assert_eq!(format_bit_rate(12.5), "12.50 bit/s");
+        assert_eq!(RateUnit::parse("MiB/s").map(RateUnit::bps), Some(8.0 * 1_048_576.0));
+        assert_eq!(format_significant(0.24), "0.240");
+        assert_eq!(format_significant(0.000312), "0.000312");
+        assert_eq!(format_significant(1234.4), "1234");
+    }
 
     #[test]
     fn sizes_use_binary_multiples() {

@@ -19,7 +19,7 @@ pub fn report(error: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(error) {
         return ExitCode::from(SUCCESS);
     }
-    eprintln!("error: {error:#}");
+    eprintln!("error: {}", shown(error));
     // A request the drivers find impossible as asked (e.g. UDP to a Unix socket path) is the user's input.
     let invalid = matches!(error.downcast_ref::<linkperf_net::NetError>(), Some(linkperf_net::NetError::Invalid(_)));
     if invalid || error.downcast_ref::<UsageError>().is_some() {
@@ -30,6 +30,20 @@ pub fn report(error: &anyhow::Error) -> ExitCode {
         eprintln!("hint: {hint}");
     }
     ExitCode::from(FAILURE)
+}
+
+/// The error and its causes on one line, as `{:#}` joins them. An error may quote a responder or a file:
+/// its text is shown, never acted on by the terminal, and a responder's text cannot start a line of its
+/// own (only this program's hints may).
+fn shown(error: &anyhow::Error) -> String {
+    let causes: Vec<String> = error
+        .chain()
+        .map(|cause| match cause.downcast_ref::<linkperf_net::NetError>() {
+            Some(_) => crate::output::safe_value(&cause.to_string()).into_owned(),
+            None => crate::output::safe_text(cause.to_string().as_bytes()),
+        })
+        .collect();
+    causes.join(": ")
 }
 
 fn is_broken_pipe(error: &anyhow::Error) -> bool {

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use linkperf_core::run_result::{Endpoints, Parameters, Target, ThroughputSeries, ToolInfo};
+use linkperf_core::terminal_text::Newlines;
 use linkperf_core::{HostFacts, RunResult, RunStatus, Series, SCHEMA_VERSION};
 use linkperf_net::run::MeasuredRun;
 use linkperf_net::NetError;
@@ -86,10 +87,29 @@ pub fn build(
     }
 }
 
-/// Writes the result to stdout.
+/// Writes the result to stdout. Tables and CSV carry text from the responder and from imported files (host
+/// names, error texts, commands): their control characters and escape sequences are shown as escapes.
+/// JSON escapes them itself.
 pub fn emit(run: &RunResult, format: Format) -> std::io::Result<()> {
+    let mut rendered = Vec::new();
+    format.reporter().render(run, &mut rendered)?;
+    if format != Format::Json {
+        rendered = safe_text(&rendered).into_bytes();
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    format.reporter().render(run, &mut out)?;
+    out.write_all(&rendered)?;
     out.flush()
+}
+
+/// Rendered output made safe for a terminal: its lines as they are, any control character, escape
+/// sequence or hidden format character in them shown as an escape (`core::terminal_text`).
+pub fn safe_text(rendered: &[u8]) -> String {
+    let text = String::from_utf8_lossy(rendered);
+    linkperf_core::terminal_text::escape(&text, Newlines::Keep).into_owned()
+}
+
+/// One value from elsewhere (a label, a host name) made safe to print on its line.
+pub fn safe_value(text: &str) -> std::borrow::Cow<'_, str> {
+    linkperf_core::terminal_text::escape(text, Newlines::Escape)
 }

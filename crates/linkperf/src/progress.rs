@@ -87,7 +87,8 @@ impl Observer for Progress {
             if self.bar.is_hidden() {
                 self.bar.set_draw_target(ProgressDrawTarget::stderr());
             }
-            self.bar.println(format!("  {start_s:>7.2} - {end_s:>7.2} s {:>12.2} Mbit/s  ({what})", bps / 1e6));
+            let rate = linkperf_core::units::format_bit_rate(bps);
+            self.bar.println(format!("  {start_s:>7.2} - {end_s:>7.2} s {rate:>15}  ({what})"));
         }
     }
 
@@ -98,7 +99,8 @@ impl Observer for Progress {
     /// Printed on stderr whether or not it is a terminal: these are promises (such as the longest a run
     /// will take) that a log should keep too.
     fn announce(&self, message: &str) {
-        self.bar.suspend(|| eprintln!("{message}"));
+        // A driver's message may quote the responder: shown, never acted on by the terminal.
+        self.bar.suspend(|| eprintln!("{}", crate::output::safe_text(message.as_bytes())));
     }
 
     fn cancelled(&self) -> bool {

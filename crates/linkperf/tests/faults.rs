@@ -76,8 +76,12 @@ fn a_port_in_use_is_a_clear_error() {
 fn a_wrong_or_missing_key_is_refused_and_the_right_one_works() {
     let dir = tempfile::tempdir().unwrap();
     let (good, bad) = (dir.path().join("good"), dir.path().join("bad"));
-    std::fs::write(&good, "s3cret\n").unwrap();
-    std::fs::write(&bad, "guess\n").unwrap();
+    std::fs::write(&good, "s3cret-of-16-bytes-or-more\n").unwrap();
+    std::fs::write(&bad, "a-guess-of-16-bytes-or-more\n").unwrap();
+    for key in [&good, &bad] {
+        // Key files are refused unless only their owner may read them.
+        std::fs::set_permissions(key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    }
     let server = Server::start(&["--key-file", good.to_str().unwrap()]);
     let port = server.port_arg();
     let run = |key: Option<&std::path::Path>| {

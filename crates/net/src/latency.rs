@@ -25,6 +25,14 @@ use std::io::Write;
 /// How often a measuring thread reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
+/// The share of a session's time spent waiting for replies that never came above which its series is
+/// marked incomplete. A lost UDP request costs a whole `--timeout` in which no other request is sent, so a
+/// lost count alone hides an outage: a path down for 8 s of 10 s with a 2 s timeout shows as 4 lost. A
+/// tenth of the time is far above what scattered loss costs (1 % loss at a 100 µs round trip and a 2 s
+/// timeout already spends most of the time waiting, and is reported too, rightly: most of the intended
+/// exchanges were not made).
+const DEGRADED_SHARE: f64 = 0.1;
+
 /// Runs a latency test. Fails outright only if nothing could be measured (connection, refusal); later
 /// failures are returned in `MeasuredRun::error` beside what was measured.
 pub fn run_latency(
@@ -55,7 +63,10 @@ pub fn run_latency(
                 return Ok(run);
             }
         };
-        let outcome = measure_size(&mut channels, size as usize, spec, observer);
+        let mut outcome = measure_size(&mut channels, size as usize, spec, observer);
+        if let Some(warning) = outcome.degraded(spec.timeout_s) {
+            run.warnings.push(warning);
+        }
         if outcome.error.is_none() {
             outcome.series.iter().for_each(|s| observer.measured(Measurement::Series(s)));
         }
@@ -155,6 +166,51 @@ fn connect_udp(address: SocketAddr) -> Result<UdpSocket, NetError> {
 struct SizeOutcome {
     series: Vec<Series>,
     error: Option<NetError>,
+    /// The session that spent the most time waiting for lost replies: that time, and its series' length.
+    unanswered: Unanswered,
+}
+
+/// Time a session spent waiting for replies that never came.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Unanswered {
+    /// Seconds spent in exchanges that timed out.
+    waited_s: f64,
+    /// Requests that timed out.
+    requests: u64,
+    /// The session's timed length in seconds.
+    elapsed_s: f64,
+}
+
+impl Unanswered {
+    fn share(&self) -> f64 {
+        if self.elapsed_s > 0.0 {
+            self.waited_s / self.elapsed_s
+        } else {
+            0.0
+        }
+    }
+}
+
+impl SizeOutcome {
+    /// When a session spent more than [`DEGRADED_SHARE`] of its time waiting for lost replies: marks the
+    /// size's series incomplete (they did not measure the path for most of their time) and returns the
+    /// warning that says so.
+    fn degraded(&mut self, timeout_s: f64) -> Option<String> {
+        let u = self.unanswered;
+        if u.share() <= DEGRADED_SHARE {
+            return None;
+        }
+        self.series.iter_mut().for_each(|s| s.complete = false);
+        let size = self.series.first().and_then(|s| s.size_bytes).unwrap_or(0);
+        Some(format!(
+            "incomplete: the {size} B series spent {:.1} s of its {:.1} s ({:.0} %) waiting for replies that never came ({} requests timed out after {timeout_s} s each, with no other request sent meanwhile), so it measured the path for only {:.0} % of its time; a path that is down or dropping everything shows this way, and the lost count counts requests, not the exchanges a working path would have made in that time",
+            u.waited_s,
+            u.elapsed_s,
+            u.share() * 100.0,
+            u.requests,
+            (1.0 - u.share()) * 100.0
+        ))
+    }
 }
 
 fn measure_size(
@@ -187,9 +243,13 @@ fn combine(size: u64, results: Vec<SessionOutcome>) -> SizeOutcome {
     let mut histogram = RttHistogram::new();
     let mut counters = SeriesCounters { complete: true, ..Default::default() };
     let mut error = None;
+    let mut unanswered = Unanswered::default();
     for result in &results {
         histogram.merge(&result.histogram);
         counters.merge(&result.counters);
+        if result.unanswered.share() >= unanswered.share() {
+            unanswered = result.unanswered;
+        }
     }
     let mut series = vec![Series::new(Some(size), None, &histogram, counters)];
     let several = results.len() > 1;
@@ -199,7 +259,7 @@ fn combine(size: u64, results: Vec<SessionOutcome>) -> SizeOutcome {
         }
         error = error.or(result.error);
     }
-    SizeOutcome { series, error }
+    SizeOutcome { series, error, unanswered }
 }
 
 /// One session's measurements of one size.
@@ -207,6 +267,7 @@ struct SessionOutcome {
     histogram: RttHistogram,
     counters: SeriesCounters,
     error: Option<NetError>,
+    unanswered: Unanswered,
 }
 
 impl SessionOutcome {
@@ -215,6 +276,7 @@ impl SessionOutcome {
             histogram: RttHistogram::new(),
             counters: SeriesCounters::default(),
             error: Some(NetError::Invalid("a measuring thread failed unexpectedly".into())),
+            unanswered: Unanswered::default(),
         }
     }
 }
@@ -227,8 +289,12 @@ fn measure_session(
     observer: &dyn Observer,
     reports_time: bool,
 ) -> SessionOutcome {
-    let mut outcome =
-        SessionOutcome { histogram: RttHistogram::new(), counters: SeriesCounters::default(), error: None };
+    let mut outcome = SessionOutcome {
+        histogram: RttHistogram::new(),
+        counters: SeriesCounters::default(),
+        error: None,
+        unanswered: Unanswered::default(),
+    };
     let mut sequence = 0u64;
     let warmed = (0..spec.warmup).try_for_each(|_| {
         sequence += 1;
@@ -257,7 +323,10 @@ fn measure_session(
         let now = Instant::now();
         match result {
             Ok(Exchange::Replied) => outcome.histogram.record(now.saturating_duration_since(started).as_nanos() as u64),
-            Ok(Exchange::Lost) => lost += 1,
+            Ok(Exchange::Lost) => {
+                lost += 1;
+                outcome.unanswered.waited_s += now.saturating_duration_since(started).as_secs_f64();
+            }
             Err(error) => {
                 outcome.error = Some(error);
                 break false;
@@ -267,6 +336,8 @@ fn measure_session(
     };
     outcome.counters =
         SeriesCounters { lost, late: channel.late() - late_before, elapsed_s: clock.elapsed_s(), complete };
+    outcome.unanswered.requests = lost;
+    outcome.unanswered.elapsed_s = clock.elapsed_s();
     outcome
 }
 
@@ -344,5 +415,35 @@ impl<'a> SeriesClock<'a> {
 
     fn elapsed_s(&self) -> f64 {
         self.last.duration_since(self.start).as_secs_f64()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(waited_s: f64, requests: u64, elapsed_s: f64) -> SizeOutcome {
+        let counters = SeriesCounters { lost: requests, late: 0, elapsed_s, complete: true };
+        let series = vec![Series::new(Some(64), None, &RttHistogram::new(), counters)];
+        SizeOutcome { series, error: None, unanswered: Unanswered { waited_s, requests, elapsed_s } }
+    }
+
+    #[test]
+    fn a_series_that_mostly_waited_for_lost_replies_is_incomplete_and_says_why() {
+        // The path down for 8 s of 10 s, with a 2 s timeout: 4 requests lost, 8 s spent waiting.
+        let mut down = outcome(8.0, 4, 10.0);
+        let warning = down.degraded(2.0).unwrap();
+        assert!(!down.series[0].complete);
+        assert!(
+            warning.contains("8.0 s of its 10.0 s (80 %)") && warning.contains("4 requests timed out"),
+            "{warning}"
+        );
+    }
+
+    #[test]
+    fn scattered_loss_leaves_the_series_complete() {
+        let mut scattered = outcome(0.5, 1, 10.0);
+        assert_eq!(scattered.degraded(0.5), None);
+        assert!(scattered.series[0].complete);
     }
 }

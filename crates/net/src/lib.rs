@@ -7,6 +7,7 @@
 
 pub mod burst;
 pub mod clock;
+pub mod congestion;
 pub mod connect;
 pub mod control;
 pub mod counters;

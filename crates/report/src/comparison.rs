@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 
 use linkperf_core::compare::{Delta, Row, Verdict};
+use linkperf_core::units::RateUnit;
 use serde::Serialize;
 
 /// A compared run, as its column is headed.
@@ -76,10 +77,11 @@ fn write_text(
     }
     let mut table = vec![header];
     for row in rows {
-        let mut cells = vec![row.subject.clone(), row.name.clone(), row.unit.to_string()];
-        cells.extend(row.values.iter().map(|v| v.map_or("-".into(), number)));
+        let (unit, factor) = display_unit(row);
+        let mut cells = vec![row.subject.clone(), row.name.clone(), unit];
+        cells.extend(row.values.iter().map(|v| v.map_or("-".into(), |v| number(v * factor))));
         for (_, delta) in row.deltas.iter().enumerate().filter(|(i, _)| *i != baseline) {
-            cells.push(delta.map_or("-".into(), describe));
+            cells.push(delta.map_or("-".into(), |d| describe(scale(d, factor))));
         }
         table.push(cells);
     }
@@ -113,6 +115,26 @@ fn write_text(
             }
             writeln!(out, "\n{METHOD}")
         }
+    }
+}
+
+/// The unit a row is shown in, and the factor from its metric's unit: a rate in the bit-rate unit its
+/// largest value asks for (`240 kbit/s`, not `0.2400 Mbit/s`); anything else as it is.
+fn display_unit(row: &Row) -> (String, f64) {
+    if row.unit != "Mbit/s" {
+        return (row.unit.to_string(), 1.0);
+    }
+    let largest = row.values.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs())) * 1e6;
+    let unit = RateUnit::for_bit_rate(largest);
+    (unit.name().to_string(), 1e6 / unit.bps())
+}
+
+/// A difference in a row's display unit.
+fn scale(delta: Delta, factor: f64) -> Delta {
+    Delta {
+        difference: delta.difference * factor,
+        interval: delta.interval.map(|(low, high)| (low * factor, high * factor)),
+        ..delta
     }
 }
 
@@ -210,5 +232,28 @@ mod tests {
         assert_eq!((p50["subject"].as_str(), p50["name"].as_str()), (Some("latency tcp 64 B"), Some("p50")));
         assert_eq!(p50["deltas"][1]["verdict"], "real");
         assert_eq!(p50["deltas"][1]["better"], false);
+    }
+
+    #[test]
+    fn slow_rates_are_shown_in_kbit_per_second() {
+        let slow = |bps: f64| {
+            let mut run = fixture::throughput_run();
+            for s in &mut run.throughput {
+                s.receiver_bps = Some(bps);
+                s.intervals.iter_mut().for_each(|i| i.goodput_bps = bps);
+            }
+            run
+        };
+        let (a, b) = (slow(240_000.0), slow(250_000.0));
+        let rows = compare(&[&a, &b], 0);
+        let runs: Vec<ComparedRun> = (1..=2)
+            .map(|id| ComparedRun { id, labels: vec![], started_at: "t".into(), test: "throughput".into() })
+            .collect();
+        let mut out = Vec::new();
+        write_comparison(&runs, 0, &rows, ComparisonFormat::Table, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let goodput = text.lines().find(|l| l.contains("kbit/s")).unwrap_or_else(|| panic!("{text}"));
+        assert!(goodput.contains("240.0") && goodput.contains("250.0"), "{goodput}");
+        assert!(!text.contains("Mbit/s"), "{text}");
     }
 }

@@ -65,17 +65,16 @@ fn heading(title: &str, markdown: bool, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn datasheet_cells(row: &DatasheetRow) -> Vec<String> {
-    vec![row.test.clone(), value(row.min), value(row.typ), value(row.max), row.unit.clone(), row.note.clone()]
+    let note = match &row.reason {
+        Some(reason) => format!("NOT MEASURED: {reason}; {}", row.note),
+        None => row.note.clone(),
+    };
+    vec![row.test.clone(), value(row.min), value(row.typ), value(row.max), row.unit.clone(), note]
 }
 
-/// A figure with the decimals its size needs.
+/// A figure with at least three significant digits (`0.240`, not `0.24` or `0`).
 fn value(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
-        Some(v) if v.abs() >= 100.0 => format!("{v:.1}"),
-        Some(v) => format!("{v:.2}"),
-    }
+    v.map_or_else(|| "-".into(), linkperf_core::units::format_significant)
 }
 
 /// An aligned grid (numbers right-aligned), or a Markdown table.
@@ -131,6 +130,11 @@ mod tests {
             "Mbit/s",
             "2 streams, 3 s",
             &[fixture::throughput_run()],
+        ));
+        rows.push(DatasheetRow::not_measured(
+            "Peak throughput, 256 KiB buffers",
+            "TCP, 10 s",
+            "`linkperf throughput --buffer 256k` failed: no receiver figure".into(),
         ));
         rows.extend(datasheet_rows(
             "UDP, maximum rate with 0 % loss",

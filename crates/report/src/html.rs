@@ -84,6 +84,7 @@ fn write_runs(runs: &[ReportRun<'_>], out: &mut dyn Write) -> io::Result<()> {
         let state = match &r.status {
             RunStatus::Complete => "complete".to_string(),
             RunStatus::Partial { error } => format!("<span class=\"partial\">partial: {}</span>", escape(error)),
+            RunStatus::Failed { error } => format!("<span class=\"partial\">failed: {}</span>", escape(error)),
         };
         writeln!(
             out,

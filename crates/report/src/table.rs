@@ -13,6 +13,17 @@ pub struct TableReporter;
 
 impl Reporter for TableReporter {
     fn render(&self, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+        if let RunStatus::Failed { error } = &run.status {
+            // Nothing was measured, and the responder's facts were never received: one line says it all.
+            return writeln!(
+                out,
+                "{} over {} to {} ({}): failed before measuring anything: {error}",
+                run.parameters.test_name(),
+                run.parameters.proto().name(),
+                run.target.host,
+                run.target.address
+            );
+        }
         write_header(run, out)?;
         let rate_label = match &run.parameters {
             Parameters::Latency(_) | Parameters::Idle(_) => "trans/s",
@@ -220,8 +231,8 @@ fn write_under_load(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         };
         writeln!(
             out,
-            "  {what}: {} Mbit/s over {:.2} s",
-            s.receiver_bps.map(|b| format!("{:.2}", b / 1e6)).unwrap_or_else(|| "-".into()),
+            "  {what}: {} over {:.2} s",
+            s.receiver_bps.map(linkperf_core::units::format_bit_rate).unwrap_or_else(|| "-".into()),
             s.window_s
         )?;
     }
@@ -236,9 +247,12 @@ fn write_footer(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     if late > 0 {
         writeln!(out, "\n{late} replies arrived after their timeout and were discarded (counted in lost)")?;
     }
-    if let RunStatus::Partial { error } = &run.status {
-        writeln!(out, "\n* stopped early: {error}")?;
-        writeln!(out, "  the rows above hold what was measured before that")?;
+    match &run.status {
+        RunStatus::Complete | RunStatus::Failed { .. } => {}
+        RunStatus::Partial { error } => {
+            writeln!(out, "\n* stopped early: {error}")?;
+            writeln!(out, "  the rows above hold what was measured before that")?;
+        }
     }
     Ok(())
 }

@@ -47,6 +47,25 @@ pub enum StoreError {
         /// The newest this build knows.
         supported: i64,
     },
+    /// The database is of an older schema and cannot be migrated, because it is read-only.
+    #[error("results database {path} has schema version {found}, older than this linkperf's {supported}, and is read-only: open it once where it can be written (it is then migrated), or use an older linkperf")]
+    ReadOnlyOld {
+        /// The database file.
+        path: String,
+        /// Its schema version.
+        found: i64,
+        /// The version this build reads.
+        supported: i64,
+    },
+    /// The database may be read but not written.
+    #[error("results database {path} is read-only: runs cannot be kept in it (it can still be read: linkperf runs, show, export)")]
+    ReadOnly {
+        /// The database file.
+        path: String,
+    },
+    /// The writer of a run stopped before the run's end reached it.
+    #[error("the run's end never reached the results database's writer")]
+    Abandoned,
     /// No run has this number.
     #[error("no run {0} in the results database (see `linkperf runs`)")]
     NoSuchRun(RunId),

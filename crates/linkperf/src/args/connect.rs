@@ -35,7 +35,7 @@ pub struct ConnectArgs {
     #[arg(long, default_value_t = 10)]
     pub warmup: u64,
     /// How long one connection may take before the run stops with an error.
-    #[arg(long, default_value = "2s", value_parser = value::duration)]
+    #[arg(long, default_value = "2s", value_parser = value::timeout)]
     pub timeout: Duration,
     #[command(flatten)]
     pub output: OutputArgs,

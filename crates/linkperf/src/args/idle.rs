@@ -44,7 +44,7 @@ pub struct IdleArgs {
     #[arg(long, value_parser = value::duration)]
     pub keepalive: Option<Duration>,
     /// How long a reply may take: a later UDP reply counts as lost, a TCP/Unix one ends the run.
-    #[arg(long, default_value = "3s", value_parser = value::duration)]
+    #[arg(long, default_value = "3s", value_parser = value::timeout)]
     pub timeout: Duration,
     #[command(flatten)]
     pub output: OutputArgs,

@@ -50,7 +50,7 @@ pub struct LatencyArgs {
     #[arg(long, value_parser = value::per_second)]
     pub rate: Option<f64>,
     /// How long a reply may take: a later UDP reply counts as lost, a TCP/Unix one ends the run.
-    #[arg(long, default_value = "2s", value_parser = value::duration)]
+    #[arg(long, default_value = "2s", value_parser = value::timeout)]
     pub timeout: Duration,
     /// Measure each size twice, idle and then while bulk TCP saturates the path this way (bufferbloat);
     /// each series runs for --duration [default: 10s].

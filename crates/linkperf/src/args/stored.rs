@@ -163,7 +163,11 @@ pub struct ReportArgs {
 fn since(text: &str) -> Result<String, String> {
     let text = text.trim();
     let time = if let Ok(back) = humantime::parse_duration(text) {
-        std::time::SystemTime::now().checked_sub(back).ok_or("too far back")?
+        // Before 1970 no run was kept, and a time then cannot be written as RFC 3339.
+        std::time::SystemTime::now()
+            .checked_sub(back)
+            .filter(|time| *time >= std::time::UNIX_EPOCH)
+            .ok_or_else(|| format!("'{text}' reaches back before 1970: give a shorter length or a date"))?
     } else {
         let full = if text.len() == 10 { format!("{text}T00:00:00Z") } else { text.to_string() };
         humantime::parse_rfc3339_weak(full.trim_end_matches('Z')).map_err(|_| {
@@ -183,5 +187,7 @@ mod tests {
         assert_eq!(since("2026-11-01T08:30:00Z"), Ok("2026-11-01T08:30:00Z".into()));
         assert!(since("7d").unwrap() < humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
         assert!(since("yesterday-ish").unwrap_err().contains("neither a date"));
+        assert!(since("99999999d").unwrap_err().contains("before 1970"));
+        assert!(since("600000y").unwrap_err().contains("before 1970"));
     }
 }

@@ -23,6 +23,7 @@ const EXAMPLES: &str = "Examples:
   linkperf suite 198.18.0.2 --label board-a        against a responder on the far host
   linkperf suite HOST --study radio-datasheet --markdown > datasheet.md
   linkperf suite HOST --profile my-link.toml --repeat 5
+  linkperf suite HOST --study radio-datasheet --link-rate 250k --max 250k   a slow link
   linkperf suite --list-studies";
 
 /// Arguments of `linkperf suite`.
@@ -50,5 +51,50 @@ pub struct SuiteArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub link: SuiteLinkArgs,
+    #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// The link under test, passed to every test of the suite that takes the option and does not set it
+/// itself: so that rates, bounds and efficiencies follow the link, not the interface's speed.
+#[derive(Debug, Clone, Args)]
+pub struct SuiteLinkArgs {
+    /// The link's rate (e.g. 250k, 100M): --link-rate of throughput, sweep, ratesearch and burst.
+    #[arg(long, value_name = "RATE", value_parser = rate_text)]
+    pub link_rate: Option<String>,
+    /// Bytes each frame adds to its IP packet on that link: --link-overhead of the same tests.
+    #[arg(long, value_name = "BYTES")]
+    pub link_overhead: Option<u64>,
+    /// The link's IP MTU: --mtu of the same tests.
+    #[arg(long, value_name = "BYTES")]
+    pub mtu: Option<u64>,
+    /// The highest rate a rate search tries: --max of ratesearch.
+    #[arg(long, value_name = "RATE", value_parser = rate_text)]
+    pub max: Option<String>,
+    /// The lowest rate a rate search tries: --min of ratesearch.
+    #[arg(long, value_name = "RATE", value_parser = rate_text)]
+    pub min: Option<String>,
+}
+
+impl SuiteLinkArgs {
+    /// The options as `[flag, value]` pairs, in order.
+    pub fn options(&self) -> Vec<[String; 2]> {
+        let pair = |flag: &str, value: Option<String>| value.map(|v| [flag.to_string(), v]);
+        [
+            pair("--link-rate", self.link_rate.clone()),
+            pair("--link-overhead", self.link_overhead.map(|b| b.to_string())),
+            pair("--mtu", self.mtu.map(|b| b.to_string())),
+            pair("--max", self.max.clone()),
+            pair("--min", self.min.clone()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// A bit rate, checked and kept as typed (the tests parse it again).
+fn rate_text(text: &str) -> Result<String, String> {
+    super::value::bit_rate(text).map(|_| text.to_string())
 }

@@ -30,14 +30,84 @@ impl TargetArgs {
     }
 }
 
-/// Reads a key file: its bytes, without a trailing newline. An empty key is refused.
+/// The shortest key accepted, in bytes: a key is an HMAC-SHA256 secret, and one shorter than 16 bytes (128
+/// bits) can be guessed offline from one recorded handshake.
+pub const MIN_KEY_BYTES: usize = 16;
+
+/// The longest key file read, in bytes (a key is a secret, not a document).
+const MAX_KEY_FILE_BYTES: u64 = 64 * 1024;
+
+/// Reads a key file: its bytes, without a trailing newline. Refused: a file that is not a regular file (a
+/// FIFO or device would hang or never end), one that others than its owner may read (the key is then no
+/// secret), and a key shorter than [`MIN_KEY_BYTES`].
 pub fn read_key(path: &std::path::Path) -> Result<Vec<u8>, UsageError> {
-    let bytes =
-        std::fs::read(path).map_err(|e| UsageError(format!("could not read key file {}: {e}", path.display())))?;
+    use std::io::Read;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let shown = path.display();
+    let unreadable = |e: std::io::Error| UsageError(format!("could not read key file {shown}: {e}"));
+    // Opened without blocking, so that a FIFO with no writer cannot hang start-up; checked before reading.
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(O_NONBLOCK).open(path).map_err(unreadable)?;
+    let metadata = file.metadata().map_err(unreadable)?;
+    if !metadata.is_file() {
+        return Err(UsageError(format!("key file {shown} is not a regular file: give a file holding the key")));
+    }
+    let mode = metadata.permissions().mode();
+    if mode & 0o077 != 0 {
+        return Err(UsageError(format!(
+            "key file {shown} may be read by others than its owner (mode {:03o}): the key is no secret\nhint: chmod 600 {shown}",
+            mode & 0o777
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_KEY_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(unreadable)?;
+    if bytes.len() as u64 > MAX_KEY_FILE_BYTES {
+        return Err(UsageError(format!("key file {shown} is longer than {MAX_KEY_FILE_BYTES} bytes: is it a key?")));
+    }
     let key = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
     let key = key.strip_suffix(b"\r").unwrap_or(key);
     if key.is_empty() {
-        return Err(UsageError(format!("key file {} is empty", path.display())));
+        return Err(UsageError(format!("key file {shown} is empty")));
+    }
+    if key.len() < MIN_KEY_BYTES {
+        return Err(UsageError(format!(
+            "key file {shown} holds {} bytes, fewer than the {MIN_KEY_BYTES} a key needs\nhint: make one with: head -c 32 /dev/urandom > {shown}; chmod 600 {shown}",
+            key.len()
+        )));
     }
     Ok(key.to_vec())
+}
+
+/// `O_NONBLOCK` on Linux (the standard library does not name it).
+const O_NONBLOCK: i32 = 0o4000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_file(dir: &std::path::Path, bytes: &[u8], mode: u32) -> std::path::PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("key");
+        std::fs::write(&path, bytes).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_private_key_of_sixteen_bytes_or_more_is_read_without_its_newline() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = key_file(dir.path(), b"0123456789abcdef\n", 0o600);
+        assert_eq!(read_key(&path).unwrap(), b"0123456789abcdef");
+    }
+
+    #[test]
+    fn short_shared_or_special_key_files_are_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let short = key_file(dir.path(), b"s3cret\n", 0o600);
+        assert!(read_key(&short).unwrap_err().0.contains("fewer than the 16 a key needs"));
+        let shared = key_file(dir.path(), b"0123456789abcdef", 0o644);
+        assert!(read_key(&shared).unwrap_err().0.contains("chmod 600"));
+        let group = key_file(dir.path(), b"0123456789abcdef", 0o640);
+        assert!(read_key(&group).unwrap_err().0.contains("may be read by others"));
+        assert!(read_key(dir.path()).unwrap_err().0.contains("not a regular file"));
+    }
 }

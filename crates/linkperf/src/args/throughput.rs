@@ -28,6 +28,11 @@ const EXAMPLES: &str = "Examples:
   linkperf throughput --proto unix --omit 1          IPC, first interval left out";
 
 /// Arguments of `linkperf throughput`.
+/// The most intervals times streams a test may ask for: the responder reports each stream's bytes per fine
+/// bin (a bin is at most an interval) in one message of at most `MAX_CLIENT_FRAME_BYTES` (16 MiB), and a
+/// bin takes up to 21 bytes of JSON; a quarter of the frame leaves room for the rest of the report.
+const MAX_INTERVALS_PER_TEST: u64 = linkperf_proto::MAX_CLIENT_FRAME_BYTES as u64 / 64;
+
 #[derive(Debug, Clone, Args)]
 #[command(after_help = EXAMPLES)]
 pub struct ThroughputArgs {
@@ -56,8 +61,9 @@ pub struct ThroughputArgs {
     /// Length of each phase and size.
     #[arg(short, long, default_value = "10s", value_parser = value::duration)]
     pub duration: Duration,
-    /// Reporting interval.
-    #[arg(short, long, default_value = "1s", value_parser = value::duration)]
+    /// Reporting interval (at least 10ms; at most 262144 intervals times streams per test, so that the
+    /// responder's report of them fits in one message).
+    #[arg(short, long, default_value = "1s", value_parser = value::interval)]
     pub interval: Duration,
     /// Leading intervals to leave out of the totals (e.g. TCP slow start).
     #[arg(long, default_value_t = 0)]
@@ -114,6 +120,12 @@ impl TryFrom<&ThroughputArgs> for ThroughputSpec {
             return Err(UsageError("--interval must be above zero and no longer than --duration".into()));
         }
         let intervals = (args.duration.as_secs_f64() / args.interval.as_secs_f64()).floor() as u32;
+        if u64::from(intervals) * u64::from(args.streams) > MAX_INTERVALS_PER_TEST {
+            return Err(UsageError(format!(
+                "{intervals} intervals of {} streams are too many to report (at most {MAX_INTERVALS_PER_TEST} intervals times streams): use a longer --interval or a shorter --duration",
+                args.streams
+            )));
+        }
         if args.omit >= intervals {
             return Err(UsageError(format!("--omit {} leaves none of the {intervals} intervals", args.omit)));
         }
@@ -207,6 +219,8 @@ mod tests {
         assert!(spec(&["--streams", "0"]).is_err());
         assert!(spec(&["--size", "0"]).is_err());
         assert!(spec(&["--duration", "1s", "--interval", "2s"]).is_err());
+        let many = spec(&["--duration", "1h", "--interval", "10ms", "--streams", "8"]).unwrap_err();
+        assert!(many.contains("too many to report"), "{many}");
         assert!(spec(&["--duration", "3s", "--omit", "3"]).unwrap_err().contains("leaves none"));
         assert!(spec(&["--direction", "sideways"]).is_err());
     }

@@ -34,6 +34,33 @@ pub fn duration(text: &str) -> Result<Duration, String> {
     units::parse_duration(text).map_err(|e| e.to_string())
 }
 
+/// The shortest `--timeout`: below a millisecond, scheduling delays alone (a few hundred microseconds on a
+/// busy host) would count replies on loopback as lost.
+pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
+/// The longest `--timeout`: a reply an hour late is a lost reply.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+/// The shortest reporting `--interval`: below 10 ms an interval holds a handful of packets on most links,
+/// and the timer's own jitter becomes a visible part of each interval's rate.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
+
+/// Parses a reply timeout (`2s`, `500ms`) between [`MIN_TIMEOUT`] and [`MAX_TIMEOUT`].
+pub fn timeout(text: &str) -> Result<Duration, String> {
+    let value = duration(text)?;
+    if !(MIN_TIMEOUT..=MAX_TIMEOUT).contains(&value) {
+        return Err(format!("a timeout must be between 1ms and 1h (got {text})"));
+    }
+    Ok(value)
+}
+
+/// Parses a reporting interval (`1s`, `100ms`) of at least [`MIN_INTERVAL`].
+pub fn interval(text: &str) -> Result<Duration, String> {
+    let value = duration(text)?;
+    if value < MIN_INTERVAL {
+        return Err(format!("an interval must be at least 10ms (got {text})"));
+    }
+    Ok(value)
+}
+
 /// Parses an offered rate such as `100M` (bit/s) or `10kpps`.
 pub fn rate(text: &str) -> Result<units::OfferedRate, String> {
     units::parse_rate(text).map_err(|e| e.to_string())
@@ -110,6 +137,15 @@ impl From<WaitArg> for WaitMode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timeouts_and_intervals_have_a_floor() {
+        assert_eq!(timeout("2s"), Ok(Duration::from_secs(2)));
+        assert!(timeout("100ns").unwrap_err().contains("between 1ms and 1h"));
+        assert!(timeout("2h").is_err());
+        assert_eq!(interval("10ms"), Ok(Duration::from_millis(10)));
+        assert!(interval("100ns").unwrap_err().contains("at least 10ms"));
+    }
 
     #[test]
     fn value_parsers_explain_bad_input() {

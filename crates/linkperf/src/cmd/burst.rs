@@ -16,8 +16,11 @@ pub fn run(args: BurstArgs) -> anyhow::Result<ExitCode> {
     // Frame sizes map to UDP payloads by the IP version of the path.
     let spec = args.spec(prepared.endpoint.target.is_ipv6())?;
     let parameters = Parameters::Burst(spec.clone());
-    prepared.begin(&parameters)?;
-    let search = run_burst(&prepared.endpoint.target, prepared.key(), &spec, &prepared)?;
+    prepared.begin(&parameters);
+    let search = match run_burst(&prepared.endpoint.target, prepared.key(), &spec, &prepared) {
+        Ok(search) => search,
+        Err(error) => return Err(prepared.fail(parameters, error)),
+    };
     let (mut measured, error) = Measured::throughput(search.trials);
     measured.bursts = search.results;
     prepared.conclude(parameters, (measured, error))

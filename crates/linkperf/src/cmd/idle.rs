@@ -15,7 +15,10 @@ pub fn run(args: IdleArgs) -> anyhow::Result<ExitCode> {
     let spec = IdleSpec::try_from(&args)?;
     let mut prepared = Prepared::new(&args.target, spec.proto, &args.output)?;
     let parameters = Parameters::Idle(spec.clone());
-    prepared.begin(&parameters)?;
-    let run = run_idle(&prepared.endpoint.target, prepared.key(), &spec, &prepared)?;
+    prepared.begin(&parameters);
+    let run = match run_idle(&prepared.endpoint.target, prepared.key(), &spec, &prepared) {
+        Ok(run) => run,
+        Err(error) => return Err(prepared.fail(parameters, error)),
+    };
     prepared.conclude(parameters, Measured::series(run))
 }

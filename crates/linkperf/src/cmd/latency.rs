@@ -13,11 +13,17 @@ use crate::output::Measured;
 /// Runs the test; prints what was measured even when it stopped early (then exits 1).
 pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let spec = LatencySpec::try_from(&args)?;
+    if let Some(name) = spec.load.as_ref().and_then(|load| load.congestion.as_ref()) {
+        linkperf_net::congestion::check_congestion(name)?;
+    }
     let mut prepared = Prepared::new(&args.target, spec.proto, &args.output)?;
     let parameters = Parameters::Latency(spec.clone());
-    prepared.begin(&parameters)?;
+    prepared.begin(&parameters);
     // Without --under-load this is the plain latency test.
-    let run = run_latency_under_load(&prepared.endpoint.target, prepared.key(), &spec, &prepared)?;
+    let run = match run_latency_under_load(&prepared.endpoint.target, prepared.key(), &spec, &prepared) {
+        Ok(run) => run,
+        Err(error) => return Err(prepared.fail(parameters, error)),
+    };
     let (mut measured, error) = Measured::series(run.latency);
     measured.throughput = run.load;
     prepared.conclude(parameters, (measured, error))

@@ -73,14 +73,28 @@ impl Prepared {
         self.key.as_deref()
     }
 
-    /// Records in the database that a run with `parameters` starts.
-    pub fn begin(&mut self, parameters: &Parameters) -> anyhow::Result<()> {
+    /// Records in the database that a run with `parameters` starts (written in the background: the test
+    /// starts at once).
+    pub fn begin(&mut self, parameters: &Parameters) {
         if let Some(recorder) = self.recorder.as_mut() {
             let start =
                 crate::output::build(parameters.clone(), &self.endpoint, Measured::default(), None, self.started_at);
-            recorder.begin(&start, &self.labels)?;
+            recorder.begin(&start, &self.labels);
         }
-        Ok(())
+    }
+
+    /// The run failed before measuring anything (refused, not authenticated, unreachable): keeps it as a
+    /// failed run with the reason, and returns the error for the caller to print. A failure to keep it is
+    /// added to the error, never put in its place.
+    pub fn fail(self, parameters: Parameters, error: NetError) -> anyhow::Error {
+        self.progress.finish();
+        let mut result = crate::output::build(parameters, &self.endpoint, Measured::default(), None, self.started_at);
+        result.status = linkperf_core::RunStatus::Failed { error: error.to_string() };
+        let kept = self.recorder.map(|recorder| recorder.finish(&result, &self.labels));
+        if let Some(Err(e)) = kept {
+            eprintln!("error: the failed run was not kept: {}", crate::output::safe_value(&e.to_string()));
+        }
+        anyhow::Error::new(error)
     }
 
     /// Prints the run's result, keeps it, and returns the exit code: 0, or 1 (with the error on stderr)
@@ -96,8 +110,13 @@ impl Prepared {
         let labels = self.labels;
         let kept = self.recorder.map(|recorder| recorder.finish(&result, &labels));
         let mut code = ExitCode::SUCCESS;
+        let incomplete = result.series.iter().filter(|s| !s.complete).count();
         if let Some(error) = error {
-            eprintln!("error: the run stopped early: {error}");
+            eprintln!("error: the run stopped early: {}", crate::output::safe_value(&error.to_string()));
+            code = ExitCode::from(crate::exit::FAILURE);
+        } else if incomplete > 0 {
+            // E.g. a UDP series that spent most of its time waiting for replies across a path that was down.
+            eprintln!("error: the run is incomplete: {incomplete} series did not measure the path for their whole time (marked * in the table; see the warnings)");
             code = ExitCode::from(crate::exit::FAILURE);
         }
         match kept {
@@ -105,7 +124,7 @@ impl Prepared {
                 eprintln!("kept as run {id} in {} (linkperf show {id})", path.display());
             }
             Some(Err(e)) => {
-                eprintln!("error: the run was not kept: {e}");
+                eprintln!("error: the run was not kept: {}", crate::output::safe_value(&e.to_string()));
                 code = ExitCode::from(crate::exit::FAILURE);
             }
             _ => {}

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::args::stored::{CompareArgs, DbArgs, ExportArgs, ImportArgs, ReportArgs, RunsArgs, ShowArgs};
 use crate::exit::UsageError;
+use crate::output::safe_value;
 
 /// The version of the export document.
 const EXPORT_VERSION: u32 = 1;
@@ -36,7 +37,8 @@ struct ExportedRun {
     result: RunResult,
 }
 
-/// Opens an existing database (reading commands do not create one).
+/// Opens an existing database to read it (reading commands neither create one nor write to it, so a
+/// read-only database can be read).
 fn open_existing(db: &DbArgs) -> anyhow::Result<Store> {
     let path = db.path();
     if !path.exists() {
@@ -45,7 +47,7 @@ fn open_existing(db: &DbArgs) -> anyhow::Result<Store> {
             path.display()
         );
     }
-    Ok(Store::open(&path)?)
+    Ok(Store::open_for_reading(&path)?)
 }
 
 /// `linkperf runs`: one line per run, the newest first.
@@ -75,14 +77,14 @@ fn write_runs(runs: &[RunSummary], out: &mut dyn Write) -> std::io::Result<()> {
             out,
             "{:>6}  {:<20} {:<10} {:<5} {:<20} {:<12} {:<9} {:>6}  {}",
             r.id,
-            r.started_at.replace('T', " ").trim_end_matches('Z'),
-            r.test,
-            r.proto,
-            r.target,
-            r.responder_host,
+            safe_value(r.started_at.replace('T', " ").trim_end_matches('Z')),
+            safe_value(&r.test),
+            safe_value(&r.proto),
+            safe_value(&r.target),
+            safe_value(&r.responder_host),
             if r.state == "running" { "unfinished" } else { r.state.as_str() },
             r.series,
-            r.labels.join(",")
+            safe_value(&r.labels.join(","))
         )?;
     }
     Ok(())
@@ -94,7 +96,7 @@ pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
     let run = store.run(args.id)?;
     let format = Format::from_flags(args.json, args.csv);
     if format == Format::Table && !run.labels.is_empty() {
-        println!("run {} (labels: {})", run.id, run.labels.join(", "));
+        println!("run {} (labels: {})", run.id, safe_value(&run.labels.join(", ")));
     }
     crate::output::emit(&run.result, format)?;
     Ok(ExitCode::SUCCESS)
@@ -112,7 +114,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
             }
             let mut csv = Vec::new();
             Format::Csv.reporter().render(&run.result, &mut csv)?;
-            for (line, text) in String::from_utf8_lossy(&csv).lines().enumerate() {
+            for (line, text) in crate::output::safe_text(&csv).lines().enumerate() {
                 let first = if line == 0 { "run".to_string() } else { run.id.to_string() };
                 writeln!(out, "{first},{text}")?;
             }
@@ -141,9 +143,9 @@ pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
             let id = store.insert(&result, &labels)?;
             println!(
                 "{}: imported as run {id} ({} of {})",
-                file.display(),
+                safe_value(&file.display().to_string()),
                 result.parameters.test_name(),
-                result.started_at
+                safe_value(&result.started_at)
             );
         }
     }
@@ -217,7 +219,12 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     if rows.iter().all(|r| r.values.iter().filter(|v| v.is_some()).count() < 2) {
         eprintln!("warning: the runs have no figure in common (different tests or sizes): nothing to compare");
     }
-    write_comparison(&compared, baseline, &rows, format, &mut std::io::stdout().lock())?;
+    let mut rendered = Vec::new();
+    write_comparison(&compared, baseline, &rows, format, &mut rendered)?;
+    if format != ComparisonFormat::Json {
+        rendered = crate::output::safe_text(&rendered).into_bytes();
+    }
+    std::io::stdout().lock().write_all(&rendered)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -15,7 +15,10 @@ pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
     let spec = SweepSpec::try_from(&args)?;
     let mut prepared = Prepared::new(&args.target, Proto::Udp, &args.output)?;
     let parameters = Parameters::Sweep(spec.clone());
-    prepared.begin(&parameters)?;
-    let run = run_sweep(&prepared.endpoint.target, prepared.key(), &spec, &prepared)?;
+    prepared.begin(&parameters);
+    let run = match run_sweep(&prepared.endpoint.target, prepared.key(), &spec, &prepared) {
+        Ok(run) => run,
+        Err(error) => return Err(prepared.fail(parameters, error)),
+    };
     prepared.conclude(parameters, Measured::throughput(run))
 }

@@ -13,9 +13,15 @@ use crate::output::Measured;
 /// Runs the test; prints what was measured even when it stopped early (then exits 1).
 pub fn run(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
     let spec = ThroughputSpec::try_from(&args)?;
+    if let Some(name) = &spec.congestion {
+        linkperf_net::congestion::check_congestion(name)?;
+    }
     let mut prepared = Prepared::new(&args.target, spec.proto, &args.output)?;
     let parameters = Parameters::Throughput(spec.clone());
-    prepared.begin(&parameters)?;
-    let run = run_throughput(&prepared.endpoint.target, prepared.key(), &spec, &prepared)?;
+    prepared.begin(&parameters);
+    let run = match run_throughput(&prepared.endpoint.target, prepared.key(), &spec, &prepared) {
+        Ok(run) => run,
+        Err(error) => return Err(prepared.fail(parameters, error)),
+    };
     prepared.conclude(parameters, Measured::throughput(run))
 }

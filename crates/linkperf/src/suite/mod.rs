@@ -8,7 +8,7 @@ use std::io::Write;
 use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::Context;
-use linkperf_core::datasheet::{by_size_rows, datasheet_rows, Table};
+use linkperf_core::datasheet::{by_size_table, datasheet_rows, DatasheetRow, Table};
 use linkperf_core::{RunResult, RunStatus};
 use linkperf_report::datasheet::{write_tables, DatasheetFormat};
 
@@ -42,7 +42,9 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<ExitCode> {
         writeln!(out)?;
     } else {
         let format = if args.markdown { DatasheetFormat::Markdown } else { DatasheetFormat::Table };
-        write_tables(&profile.title, &tables, format, &mut out)?;
+        let mut rendered = Vec::new();
+        write_tables(&profile.title, &tables, format, &mut rendered)?;
+        out.write_all(crate::output::safe_text(&rendered).as_bytes())?;
     }
     out.flush()?;
     if runner.stopped {
@@ -52,7 +54,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for failure in &runner.failures {
-        eprintln!("error: {failure}");
+        eprintln!("error: {}", crate::output::safe_value(failure));
     }
     Ok(ExitCode::from(crate::exit::FAILURE))
 }
@@ -91,6 +93,9 @@ struct Runner {
     host: Option<String>,
     /// Words added to every command (output, database, labels).
     common: Vec<String>,
+    /// Options of the link (`--link-rate 250k`, `--max 250k`, ...), added to each command that takes them
+    /// and does not give them itself.
+    link: Vec<[String; 2]>,
     total: usize,
     done: usize,
     stopped: bool,
@@ -128,6 +133,7 @@ impl Runner {
             target,
             host: args.target.host.clone(),
             common,
+            link: args.link.options(),
             total,
             done: 0,
             stopped: false,
@@ -146,22 +152,15 @@ impl Runner {
                 Section::Datasheet { title, rows } => {
                     let mut out = Vec::new();
                     for row in rows {
-                        let runs = self.repeat(&row.run, row.repeat.unwrap_or(profile.repeat));
-                        let unit = row.unit.as_deref().unwrap_or("Mbit/s");
-                        out.extend(datasheet_rows(&row.test, row.figure, unit, &row.note, &runs));
+                        out.extend(self.datasheet_row(row, profile.repeat));
                     }
                     Table::Datasheet { title: title.clone(), rows: out }
                 }
                 Section::BySize { title, figure, note, columns } => {
                     let runs: Vec<Option<RunResult>> = columns.iter().map(|c| self.run(&c.run)).collect();
                     let refs: Vec<Option<&RunResult>> = runs.iter().map(Option::as_ref).collect();
-                    Table::BySize {
-                        title: title.clone(),
-                        figure: figure.describe().to_string(),
-                        columns: columns.iter().map(|c| c.heading.clone()).collect(),
-                        rows: by_size_rows(*figure, &refs),
-                        note: note.clone(),
-                    }
+                    let headings = columns.iter().map(|c| c.heading.clone()).collect();
+                    by_size_table(title, *figure, note, headings, &refs)
                 }
                 Section::Runs { title, run } => {
                     Table::Runs { title: title.clone(), runs: run.iter().filter_map(|c| self.run(c)).collect() }
@@ -171,15 +170,45 @@ impl Runner {
         tables
     }
 
-    fn repeat(&mut self, command: &str, times: u32) -> Vec<RunResult> {
-        (0..times).filter_map(|_| self.run(command)).collect()
+    /// The rows of one datasheet row of the profile: its figures from its repetitions, or, for each row
+    /// that could not be measured, a row without figures that says why (and the suite then fails).
+    fn datasheet_row(&mut self, row: &profile::Row, repeat: u32) -> Vec<DatasheetRow> {
+        let mut problems = Vec::new();
+        let mut runs = Vec::new();
+        for _ in 0..row.repeat.unwrap_or(repeat) {
+            let (result, problem) = self.run_once(&row.run);
+            runs.extend(result);
+            problems.extend(problem);
+        }
+        let unit = row.unit.as_deref().unwrap_or("");
+        let mut made = datasheet_rows(&row.test, row.figure, unit, &row.note, &runs);
+        if made.is_empty() {
+            let reason = match problems.last() {
+                Some(problem) => problem.clone(),
+                None if self.stopped => "the suite was stopped before it ran".to_string(),
+                None => format!("`linkperf {}` gave no result", row.run),
+            };
+            made.push(DatasheetRow::not_measured(&row.test, &row.note, reason));
+        }
+        for unmeasured in made.iter().filter(|r| r.reason.is_some()) {
+            let reason = unmeasured.reason.as_deref().unwrap_or_default();
+            self.failures.push(format!("datasheet row '{}' could not be measured: {reason}", unmeasured.test));
+        }
+        made
     }
 
     /// Runs one command; its result, unless it measured nothing. Marks the suite stopped on Ctrl-C.
     fn run(&mut self, command: &str) -> Option<RunResult> {
+        self.run_once(command).0
+    }
+
+    /// Runs one command: its result, unless it measured nothing, and what went wrong, if anything (also
+    /// kept among the suite's failures). The child's stderr is passed on as it comes, and its last error
+    /// line kept as the reason.
+    fn run_once(&mut self, command: &str) -> (Option<RunResult>, Option<String>) {
         if self.stopped || crate::progress::interrupted() {
             self.stopped = true;
-            return None;
+            return (None, None);
         }
         self.done += 1;
         let words = profile::words(command);
@@ -188,27 +217,70 @@ impl Runner {
         if !profile::is_local(command) {
             child.args(self.host.iter()).args(&self.target);
         }
-        child.args(&words[1..]).args(&self.common).stdout(Stdio::piped()).stderr(Stdio::inherit());
-        eprintln!("[{}/{}] linkperf {command}", self.done, self.total);
-        let output = match child.output() {
-            Ok(output) => output,
+        let link = self.link_options(&words);
+        child.args(&words[1..]).args(&link).args(&self.common).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let shown = std::iter::once(command.to_string()).chain(link.iter().cloned()).collect::<Vec<_>>().join(" ");
+        eprintln!("[{}/{}] linkperf {shown}", self.done, self.total);
+        let (output, said) = match run_passing_stderr(child) {
+            Ok(done) => done,
             Err(e) => {
-                self.failures.push(format!("`linkperf {command}` could not start: {e}"));
-                return None;
+                let problem = format!("`linkperf {shown}` could not start: {e}");
+                self.failures.push(problem.clone());
+                return (None, Some(problem));
             }
         };
         let result: Option<RunResult> = serde_json::from_slice(&output.stdout).ok();
         if crate::progress::interrupted() {
             self.stopped = true;
         }
-        match (&result, output.status.success()) {
-            (Some(_), true) => {}
+        let problem = match (&result, output.status.success()) {
+            (Some(_), true) => None,
             (Some(RunResult { status: RunStatus::Partial { error }, .. }), false) => {
-                self.failures
-                    .push(format!("`linkperf {command}` stopped early ({error}); its rows hold what it measured"));
+                Some(format!("`linkperf {shown}` stopped early ({error}); its rows hold what it measured"))
             }
-            _ => self.failures.push(format!("`linkperf {command}` failed (exit status {})", output.status)),
-        }
-        result
+            _ => Some(format!(
+                "`linkperf {shown}` failed ({}){}",
+                output.status,
+                said.map(|line| format!(": {line}")).unwrap_or_default()
+            )),
+        };
+        self.failures.extend(problem.clone());
+        (result, problem)
     }
+
+    /// The link options to add to a command: each one it does not give itself and accepts.
+    fn link_options(&self, words: &[&str]) -> Vec<String> {
+        let mut added: Vec<String> = Vec::new();
+        for [flag, value] in &self.link {
+            if words.contains(&flag.as_str()) {
+                continue;
+            }
+            let candidate = words.iter().copied().chain(added.iter().map(String::as_str)).chain([flag.as_str(), value]);
+            if profile::parses(candidate) {
+                added.extend([flag.clone(), value.clone()]);
+            }
+        }
+        added
+    }
+}
+
+/// Runs a child with its stderr passed on to ours line by line; its output, and its last `error: ` line
+/// (without the prefix), if any.
+fn run_passing_stderr(mut command: Command) -> std::io::Result<(std::process::Output, Option<String>)> {
+    use std::io::BufRead;
+    let mut child = command.spawn()?;
+    let stderr = child.stderr.take();
+    let relay = std::thread::spawn(move || {
+        let mut last_error = None;
+        for line in stderr.into_iter().flat_map(|s| std::io::BufReader::new(s).lines().map_while(Result::ok)) {
+            eprintln!("{line}");
+            if let Some(error) = line.strip_prefix("error: ") {
+                last_error = Some(error.to_string());
+            }
+        }
+        last_error
+    });
+    let output = child.wait_with_output()?;
+    let said = relay.join().unwrap_or(None);
+    Ok((output, said))
 }

@@ -5,6 +5,7 @@
 use serde::Deserialize;
 
 use linkperf_core::datasheet::{Figure, SizeFigure};
+use linkperf_core::units::RateUnit;
 
 use crate::exit::UsageError;
 
@@ -83,7 +84,8 @@ pub struct Row {
     pub run: String,
     /// Which figure of its result.
     pub figure: Figure,
-    /// The unit of goodput: `Mbit/s` (the default) or `MB/s`.
+    /// The unit of rates (goodput, zero-loss rate): `bit/s`, `kbit/s`, `Mbit/s`, `Gbit/s`, `MB/s` (10^6
+    /// bytes) or `MiB/s` (2^20 bytes) [default: the bit-rate unit each row's typical value asks for].
     #[serde(default)]
     pub unit: Option<String>,
     /// The Notes column: how it was measured.
@@ -119,6 +121,15 @@ impl Profile {
         }
         if profile.repeat == 0 {
             return Err(UsageError(format!("profile {origin}: repeat must be at least 1")));
+        }
+        for row in profile.sections.iter().flat_map(|s| match s {
+            Section::Datasheet { rows, .. } => rows.as_slice(),
+            _ => &[],
+        }) {
+            if let Some(unit) = row.unit.as_deref().filter(|u| RateUnit::parse(u).is_none()) {
+                let names: Vec<&str> = RateUnit::ALL.iter().map(|u| u.name()).collect();
+                return Err(UsageError(format!("profile {origin}: unit '{unit}' is none of {}", names.join(", "))));
+            }
         }
         for command in profile.commands() {
             check_command(command).map_err(|e| UsageError(format!("profile {origin}: `{command}`: {}", e.0)))?;
@@ -177,6 +188,12 @@ fn check_command(command: &str) -> Result<(), UsageError> {
     crate::cli::Cli::try_parse_from(std::iter::once("linkperf").chain(words.iter().copied())).map(|_| ()).map_err(|e| {
         UsageError(e.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string())
     })
+}
+
+/// Whether `words` (a test and its options) parse as a linkperf command.
+pub fn parses<'a>(words: impl Iterator<Item = &'a str>) -> bool {
+    use clap::Parser;
+    crate::cli::Cli::try_parse_from(std::iter::once("linkperf").chain(words)).is_ok()
 }
 
 #[cfg(test)]
