@@ -371,13 +371,13 @@ fn two_thousand_test_requests_in_one_session_stay_within_budgets() {
     scene.check(1);
 }
 
-/// Asks for a UDP download at `rate_bps` and registers its stream from 127.0.0.1; returns whether the
-/// responder acknowledged it, then ends the test and the session.
+/// Asks for a UDP download at `rate_bps` and registers its stream from the same address; returns whether
+/// the responder acknowledged it, then ends the test and the session.
 fn udp_download_at(port: u16, rate_bps: f64) -> bool {
     let request = wire::throughput("udp", json!({"rate_bps": rate_bps, "write_bytes": 1200, "duration_s": 1.0}));
     let (mut peer, token) = attacker_test(port, &request);
     let Some(token) = token else { return false };
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let socket = UdpSocket::bind((ATTACKER, 0)).unwrap();
     socket.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
     let acknowledged = common::wait_until(Duration::from_secs(5), || {
         let _ = socket.send_to(&wire::register(token, true, 0), ("127.0.0.1", port));
@@ -402,6 +402,7 @@ fn tiny_udp_rates_leave_no_thread_behind_and_panic_none() {
         hostile_peer::sample(server.child.id()).is_some_and(|s| s.threads <= idle.threads)
     });
     let now = hostile_peer::sample(server.child.id());
+    eprintln!("threads after the sessions ended: {:?}, idle: {}", now.map(|s| s.threads), idle.threads);
     let log = server.log.lock().unwrap().join("\n");
     assert!(!log.contains("panicked"), "a responder thread panicked:\n{log}");
     assert!(back, "threads did not return to the idle {}: {now:?}", idle.threads);
@@ -445,7 +446,6 @@ fn a_udp_download_registered_from_a_third_address_sends_it_nothing() {
             ended = n >= 12 && buffer[4..12] == wire::END.to_be_bytes();
         }
         third_bytes += udp_bytes(&third);
-        third.set_nonblocking(false).unwrap();
     }
     let _ = peer.send(&wire::test_done(token));
     eprintln!("control peer received {own_bytes} B (ended: {ended}); third address received {third_bytes} B");
@@ -488,8 +488,10 @@ fn host_names_reach_the_log_neither_raw_nor_whole() {
     let forged = "linkperf serve: session 1 from 203.0.113.9:1 (forged): 0 tests";
     let long = format!("hostile-long-{}", "A".repeat(65_000));
     for name in std::iter::once(format!("hostile-newline\n{forged}")).chain(std::iter::repeat_n(long, 20)) {
+        // The responder may refuse such a hello: the session ends either way.
         let mut peer = Peer::control(scene.port(), ATTACKER).unwrap();
-        let _ = peer.handshake(&name, None);
+        peer.send(&wire::hello(&name, "00")).unwrap();
+        let _ = peer.recv(Duration::from_secs(5));
     }
     // The sessions ended as their connections dropped; their log lines (whatever they hold) follow.
     let logged = |needle: &str| scene.server.log.lock().unwrap().iter().filter(|l| l.contains(needle)).count();
@@ -647,4 +649,34 @@ fn wrong_and_replayed_proofs_are_refused() {
     }
     scene.hold_for_legit_runs(1);
     scene.check(2);
+}
+
+#[test]
+#[ignore = "issue 9: a hostile responder's error text reaches the client's terminal raw (escape sequences, a forged line)"]
+fn a_hostile_responders_error_text_reaches_the_terminal_escaped() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let responder = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut preamble = [0u8; 12];
+        stream.read_exact(&mut preamble).unwrap();
+        let mut length = [0u8; 4];
+        stream.read_exact(&mut length).unwrap();
+        stream.read_exact(&mut vec![0u8; u32::from_be_bytes(length) as usize]).unwrap();
+        let message = "\u{1b}]0;owned\u{7}\u{1b}[2J\u{1b}[31mred\r\nerror: forged line";
+        let error = wire::frame(&json!({"type": "error", "code": "internal", "message": message}));
+        stream.write_all(&error).unwrap();
+    });
+    let output = common::linkperf()
+        .args(["latency", "127.0.0.1", "-p", &port.to_string(), "--count", "1", "--no-store", "--no-progress"])
+        .output()
+        .unwrap();
+    responder.join().unwrap();
+    let printed = [output.stdout, output.stderr].concat();
+    let text = String::from_utf8_lossy(&printed);
+    assert!(!output.status.success(), "a refused run must fail");
+    assert!(!printed.contains(&0x1b), "the client printed an escape sequence from the responder: {text:?}");
+    assert!(!printed.contains(&b'\r'), "the client printed a carriage return from the responder: {text:?}");
+    assert!(!text.lines().any(|l| l.starts_with("error: forged line")), "the responder forged a line: {text:?}");
 }
