@@ -680,3 +680,23 @@ fn a_hostile_responders_error_text_reaches_the_terminal_escaped() {
     assert!(!printed.contains(&b'\r'), "the client printed a carriage return from the responder: {text:?}");
     assert!(!text.lines().any(|l| l.starts_with("error: forged line")), "the responder forged a line: {text:?}");
 }
+
+#[test]
+#[ignore = "issue 9: every junk connection writes a log line: 1000 of them, 1000 lines"]
+fn junk_connections_are_logged_at_a_bounded_rate() {
+    let scene = Scene::start(&[], None);
+    let before = scene.server.log.lock().unwrap().len();
+    let started = Instant::now();
+    for _ in 0..1000 {
+        let mut stream = connect_from(ATTACKER, scene.port()).unwrap();
+        stream.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+        read_until_closed(&mut stream);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    scene.hold_for_legit_runs(1);
+    let (_, server, _) = scene.check(1);
+    let lines = server.log.lock().unwrap().len() - before;
+    eprintln!("1000 junk connections in {seconds:.1} s wrote {lines} log lines");
+    // A summary line a second, or a few lines and then a note of how many were suppressed, stays far below.
+    assert!(lines <= 100, "{lines} log lines for 1000 junk connections in {seconds:.1} s");
+}
