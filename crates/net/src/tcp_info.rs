@@ -37,15 +37,23 @@ pub fn bytes_acked(socket: &Socket) -> Option<u64> {
 pub struct Delivery {
     /// Smoothed round-trip time (`tcpi_rtt`).
     pub srtt: std::time::Duration,
-    /// Payload bytes the peer has acknowledged (`tcpi_bytes_acked`).
+    /// Payload bytes the peer has acknowledged: `tcpi_bytes_acked`, less the FIN once it is acknowledged
+    /// (the FIN takes a sequence number, and the kernel counts it as a byte).
     pub acked_bytes: u64,
 }
 
 /// The sender's delivery state; `None` for non-TCP sockets.
 pub fn delivery(socket: &Socket) -> Option<Delivery> {
-    tcp_info(socket).map(|info| Delivery {
-        srtt: std::time::Duration::from_micros(u64::from(info.tcpi_rtt)),
-        acked_bytes: info.tcpi_bytes_acked,
+    tcp_info(socket).map(|info| {
+        // The states in which this end's FIN has been acknowledged (include/net/tcp_states.h).
+        const FIN_WAIT2: u8 = 5;
+        const TIME_WAIT: u8 = 6;
+        const CLOSE: u8 = 7;
+        let fin = u64::from(matches!(info.tcpi_state, FIN_WAIT2 | TIME_WAIT | CLOSE));
+        Delivery {
+            srtt: std::time::Duration::from_micros(u64::from(info.tcpi_rtt)),
+            acked_bytes: info.tcpi_bytes_acked.saturating_sub(fin),
+        }
     })
 }
 
