@@ -329,3 +329,76 @@ pub(crate) fn report_intervals(token: u32, state: Arc<BulkState>, socket: Socket
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> TestRequest {
+        TestRequest::Throughput {
+            proto: Proto::Tcp,
+            connections: 2,
+            write_bytes: 4096,
+            duration_s: 1.0,
+            interval_s: 0.1,
+            buffer_bytes: None,
+            congestion: None,
+            discard: false,
+            rate_bps: None,
+            gso: false,
+            batch: 1,
+            alternating: true,
+            datagrams: None,
+        }
+    }
+
+    fn alternating_state() -> BulkState {
+        BulkState::for_request(&request(), None).expect("a throughput request")
+    }
+
+    fn pair() -> (Socket, Socket) {
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        (Socket::from(a), Socket::from(b))
+    }
+
+    #[test]
+    fn a_turn_given_to_the_upload_is_confirmed_once_the_sources_drained() {
+        let state = alternating_state();
+        assert!(!state.download_turn.is_mine(), "an alternating test starts with the upload");
+        state.give_turn(Flow::Download);
+        assert!(state.download_turn.is_mine());
+        // A source's socket holds data its peer has not read: the turn has not drained yet.
+        let (source, reader) = pair();
+        std::io::Write::write_all(&mut &source, &[0u8; 1000]).unwrap();
+        state.sources.lock().unwrap().push(source.try_clone().unwrap());
+        state.give_turn(Flow::Upload);
+        assert!(!state.download_turn.is_mine());
+        let (control, client) = pair();
+        let writer = Mutex::new(());
+        std::thread::scope(|scope| {
+            let confirming = scope.spawn(|| confirm_handover(7, &state, &control, &writer));
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!confirming.is_finished(), "confirmed before the data arrived");
+            std::io::Read::read_exact(&mut &reader, &mut [0u8; 1000]).unwrap();
+            assert!(confirming.join().unwrap());
+        });
+        let message = linkperf_proto::read_frame(&mut &client).unwrap();
+        assert_eq!(message, Message::Turn { token: 7, flow: Flow::Upload });
+        // Nothing more to confirm until the next handover.
+        assert!(confirm_handover(7, &state, &control, &writer));
+        client.set_nonblocking(true).unwrap();
+        assert!(linkperf_proto::read_frame(&mut &client).is_err(), "a second confirmation");
+    }
+
+    #[test]
+    fn hostile_intervals_and_durations_make_a_consistent_state() {
+        for (interval_s, duration_s) in [(1e-9, 5.0), (f64::MAX, 1.0), (f64::NAN, f64::INFINITY), (-1.0, -1.0)] {
+            let mut request = request();
+            if let TestRequest::Throughput { interval_s: i, duration_s: d, .. } = &mut request {
+                (*i, *d) = (interval_s, duration_s);
+            }
+            let state = BulkState::for_request(&request, None).expect("a state");
+            assert_eq!(state.bins.interval_ns() % state.bins.resolution_ns(), 0, "{interval_s} {duration_s}");
+        }
+    }
+}
