@@ -93,6 +93,21 @@ fn a_slow_upload_with_a_large_buffer_keeps_the_receivers_figure() {
 }
 
 #[test]
+fn a_slow_download_with_a_large_buffer_ends_within_its_drain() {
+    let Some(net) = TestNet::create() else { return };
+    net.shape("250kbit", "3000");
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    // The responder's sender drains its 512 KiB send buffer after the test (as the upload above does): the
+    // client reads to the end, and the run ends within the drain's bound.
+    let drain_s = 2.0 * 512.0 * 1024.0 / (payload_bps(250e3) / 8.0);
+    let bound = Duration::from_secs_f64(4.0 + drain_s + 10.0);
+    let args = ["--direction", "down", "--buffer", "256k", "--duration", "4s", "--congestion", "cubic"];
+    let result = throughput(&net, &server, &args, bound);
+    // 5 %: as for the upload.
+    assert_receiver_figure(&result, 250e3, 0.05);
+}
+
+#[test]
 fn a_slower_upload_keeps_the_receivers_figure_over_shallow_and_deep_queues() {
     // 128 kbit/s, with a queue of 10 frames and one of 300 kB.
     for queue in ["15000", "300000"] {
