@@ -188,8 +188,10 @@ fn measure(
     for sum in series.iter_mut().filter(|s| s.stream.is_none()) {
         sum.turns = ran.turns.iter().filter(|(flow, _)| *flow == sum.flow).map(|(_, t)| t.clone()).collect();
     }
-    // The receiver's figure is the result: a test without it is not complete, whatever else it measured.
-    if let (None, Some(missing)) = (&error, series.iter().find(|s| s.stream.is_none() && s.receiver_bps.is_none())) {
+    // The receiver's figure of a stream is the result: a test without it is not complete, whatever else it
+    // measured. (A UDP trial that received nothing, or a burst shorter than a bin, is a measurement.)
+    let missing = series.iter().find(|s| s.stream.is_none() && s.receiver_bps.is_none());
+    if let (None, Some(missing), false) = (&error, missing, spec.proto == Proto::Udp) {
         error = Some(NetError::MissingFigure { flow: missing.flow.name() });
         series.iter_mut().for_each(|s| s.complete = false);
     }
