@@ -228,7 +228,13 @@ fn confirm_handover(token: u32, state: &BulkState, socket: &Socket, writer: &Mut
     let sources: Vec<Socket> =
         state.sources.lock().unwrap_or_else(|p| p.into_inner()).iter().filter_map(|s| s.try_clone().ok()).collect();
     let sources: Vec<&Socket> = sources.iter().collect();
-    let _ = state.download_turn.wait_drained(&sources, Instant::now() + DRAIN_CAP);
+    // In slices, so that a test released meanwhile does not hold this thread for the whole bound.
+    let deadline = Instant::now() + DRAIN_CAP;
+    while state.download_turn.wait_drained(&sources, (Instant::now() + LIVENESS_EVERY).min(deadline)).is_none() {
+        if Instant::now() >= deadline || state.finished.load(Ordering::Relaxed) || state.stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
     let _guard = writer.lock().unwrap_or_else(|p| p.into_inner());
     linkperf_proto::write_frame(&mut &*socket, &Message::Turn { token, flow: Flow::Upload }).is_ok()
 }
