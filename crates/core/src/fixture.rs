@@ -64,7 +64,8 @@ pub fn throughput_run() -> RunResult {
     let second = 1_000_000_000u64;
     let records: Vec<_> = (0..2u16)
         .map(|i| {
-            let mut meter = StreamMeter::new(i, Flow::Upload, End::Receiver, second, second);
+            let mut meter =
+                StreamMeter::new(i, Flow::Upload, End::Receiver, crate::throughput::Bins::from_ns(second, second));
             (0..=30u64).for_each(|k| meter.record(1_000_000 + u64::from(i) * 250_000, k * second / 10 + 1));
             meter.finish(None)
         })
@@ -92,6 +93,7 @@ pub fn throughput_run() -> RunResult {
         link: None,
         client_counters: None,
         responder_counters: None,
+        turns: Vec::new(),
         complete: true,
     }];
     for r in &records {

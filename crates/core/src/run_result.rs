@@ -245,6 +245,10 @@ pub struct ThroughputSeries {
     /// The responder host's kernel counters over this row's test (sums only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub responder_counters: Option<crate::counters::HostCounters>,
+    /// The turns of this flow when the directions alternate (sums only): how long each wrote, how long its
+    /// data took to drain, and what arrived of the other direction meanwhile (docs/metrics.md, "Turns").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<crate::throughput::TurnSample>,
     /// Whether the phase ran its whole duration.
     pub complete: bool,
 }

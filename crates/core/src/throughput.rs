@@ -172,6 +172,60 @@ impl StreamRecord {
     }
 }
 
+/// Most fine bins a meter keeps: a stream that runs longer than its bins cover merges neighbouring bins
+/// (coarsening), so that no run length, interval or clock value can make a meter grow past this. A planned
+/// run uses about 1000-2000 bins ([`resolution_ns`]); the rest is room for a slow link's drain.
+pub const MAX_BINS: usize = 4096;
+
+/// How far either way [`dividing`] looks for an exact cut: bounded, so that an interval of a prime number of
+/// nanoseconds costs a few thousand divisions, not a search over all its parts.
+const DIVISOR_SEARCH: u64 = 1024;
+
+/// The time grid of a meter: intervals of `interval`, cut into fine bins of `resolution` (which divides
+/// the interval).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bins {
+    /// The reporting interval.
+    pub interval: std::time::Duration,
+    /// The fine-bin length; divides `interval`.
+    pub resolution: std::time::Duration,
+}
+
+impl Bins {
+    /// The grid of a run of `duration` reported every `interval` (see [`resolution_ns`]).
+    pub fn for_run(interval: std::time::Duration, duration: std::time::Duration) -> Self {
+        let interval_ns = nanos(interval).max(1);
+        let resolution = resolution_ns(interval_ns, nanos(duration));
+        Self::from_ns(interval_ns, resolution)
+    }
+
+    /// A grid from nanosecond lengths, made consistent: an interval of at least 1 ns, and a resolution that
+    /// divides it.
+    pub fn from_ns(interval_ns: u64, resolution_ns: u64) -> Self {
+        let interval_ns = interval_ns.max(1);
+        let resolution_ns = dividing(interval_ns, resolution_ns);
+        Self {
+            interval: std::time::Duration::from_nanos(interval_ns),
+            resolution: std::time::Duration::from_nanos(resolution_ns),
+        }
+    }
+
+    /// The interval in nanoseconds.
+    pub fn interval_ns(&self) -> u64 {
+        nanos(self.interval)
+    }
+
+    /// The resolution in nanoseconds.
+    pub fn resolution_ns(&self) -> u64 {
+        nanos(self.resolution)
+    }
+}
+
+/// A duration in whole nanoseconds, saturating at `u64::MAX` (585 years).
+fn nanos(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// The fine-bin length for a run of `duration_ns` reported every `interval_ns`: about a thousandth of the
 /// run, at least 1 ms, at most the interval, and always a whole fraction of the interval. A run keeps at
 /// most about 2000 bins per stream, and a sum loses at most two of them at its edges.
@@ -181,16 +235,21 @@ pub fn resolution_ns(interval_ns: u64, duration_ns: u64) -> u64 {
 
 /// A length near `wanted` that divides `interval_ns` exactly, so that bins tile intervals: the interval cut
 /// into the fewest parts no longer than `wanted` when such a cut exists within twice as many parts, else
-/// into fewer, longer parts (at worst the whole interval).
+/// into fewer, longer parts (at worst the whole interval). Each search is bounded ([`DIVISOR_SEARCH`]
+/// candidates), so the cost does not grow with the interval.
 fn dividing(interval_ns: u64, wanted: u64) -> u64 {
     let interval_ns = interval_ns.max(1);
     let parts = interval_ns.div_ceil(wanted.clamp(1, interval_ns));
     let exact = |p: &u64| interval_ns % p == 0;
-    let parts = (parts..=parts * 2).find(exact).or_else(|| (1..parts).rev().find(exact)).unwrap_or(1);
+    let upward = parts..=parts.saturating_mul(2).min(parts.saturating_add(DIVISOR_SEARCH));
+    let downward = (parts.saturating_sub(DIVISOR_SEARCH).max(1)..parts).rev();
+    let parts = upward.clone().find(exact).or_else(|| downward.clone().find(exact)).unwrap_or(1);
     interval_ns / parts
 }
 
-/// Counts bytes into fine bins as they move. Callers pass the time since their epoch.
+/// Counts bytes into fine bins as they move. Callers pass the time since their epoch. At most [`MAX_BINS`]
+/// bins are kept: a byte later than they reach makes the meter merge neighbouring bins (and, once a bin is
+/// a whole interval, neighbouring intervals), so its memory is bounded whatever the times and grid given.
 #[derive(Debug, Clone)]
 pub struct StreamMeter {
     record: StreamRecord,
@@ -198,11 +257,9 @@ pub struct StreamMeter {
 }
 
 impl StreamMeter {
-    /// A meter for one stream end, with intervals of `interval_ns` and fine bins of `resolution_ns` (made to
-    /// divide the interval).
-    pub fn new(index: u16, flow: Flow, end: End, interval_ns: u64, resolution_ns: u64) -> Self {
-        let interval_ns = interval_ns.max(1);
-        let resolution_ns = dividing(interval_ns, resolution_ns);
+    /// A meter for one stream end on the grid `bins`.
+    pub fn new(index: u16, flow: Flow, end: End, bins: Bins) -> Self {
+        let bins = Bins::from_ns(bins.interval_ns(), bins.resolution_ns());
         let record = StreamRecord {
             index,
             flow,
@@ -211,8 +268,8 @@ impl StreamMeter {
             calls: 0,
             first_ns: 0,
             last_ns: 0,
-            interval_ns,
-            resolution_ns,
+            interval_ns: bins.interval_ns(),
+            resolution_ns: bins.resolution_ns(),
             bins: Vec::new(),
             tcp: None,
             udp: None,
@@ -222,6 +279,7 @@ impl StreamMeter {
     }
 
     /// Records `bytes` moved by one call that completed at `at_ns`.
+    #[inline]
     pub fn record(&mut self, bytes: u64, at_ns: u64) {
         let r = &mut self.record;
         if !self.started {
@@ -231,11 +289,25 @@ impl StreamMeter {
         r.last_ns = at_ns;
         r.bytes += bytes;
         r.calls += 1;
-        let bin = (at_ns / r.resolution_ns) as usize;
+        let mut bin = (at_ns / r.resolution_ns) as usize;
         if r.bins.len() <= bin {
+            while bin >= MAX_BINS {
+                coarsen(r);
+                bin = (at_ns / r.resolution_ns) as usize;
+            }
             r.bins.resize(bin + 1, 0);
         }
         r.bins[bin] += bytes;
+    }
+
+    /// The record so far (of a stream still running), with the TCP state given.
+    pub fn snapshot(&self, tcp: Option<TcpStats>) -> StreamRecord {
+        StreamRecord { tcp, ..self.record.clone() }
+    }
+
+    /// The bytes recorded so far.
+    pub fn bytes(&self) -> u64 {
+        self.record.bytes
     }
 
     /// The finished record.
@@ -247,6 +319,42 @@ impl StreamMeter {
     pub fn finish_udp(self, udp: crate::datagram_tracker::UdpStats) -> StreamRecord {
         StreamRecord { udp: Some(udp), ..self.record }
     }
+}
+
+/// Merges a record's fine bins by the smallest factor that keeps them tiling its intervals; once a bin is a
+/// whole interval, the interval doubles with it.
+fn coarsen(record: &mut StreamRecord) {
+    let parts = record.interval_ns / record.resolution_ns;
+    let factor = (2..=16).find(|f| parts % f == 0).unwrap_or(parts.max(2));
+    if parts == 1 {
+        record.interval_ns = record.interval_ns.saturating_mul(2);
+    }
+    record.resolution_ns = record.resolution_ns.saturating_mul(factor);
+    record.bins = merged(&record.bins, factor as usize);
+}
+
+/// `bins` with every `factor` neighbours added into one.
+fn merged(bins: &[u64], factor: usize) -> Vec<u64> {
+    bins.chunks(factor.max(1)).map(|chunk| chunk.iter().sum()).collect()
+}
+
+/// One turn of a direction when the directions alternate (half duplex), as the client saw it. Times are
+/// seconds since the client's test start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnSample {
+    /// When the turn was given.
+    pub start_s: f64,
+    /// How long its senders wrote.
+    pub writing_s: f64,
+    /// The turnaround: from the end of writing until all the turn's data had arrived and the other
+    /// direction was told to go; `None` if the drain did not complete in time (or the responder cannot
+    /// confirm it).
+    pub turnaround_s: Option<f64>,
+    /// Payload bytes of this turn's direction that arrived during the turn (writing and turnaround).
+    pub bytes: Option<u64>,
+    /// Payload bytes of the other (idle) direction that arrived during the turn: zero when turns do not
+    /// overlap. `None` where it cannot be seen (Unix sockets).
+    pub idle_bytes: Option<u64>,
 }
 
 /// One reported interval of a direction's sum.
@@ -281,34 +389,33 @@ pub struct StreamSum {
 /// Sums stream records of one end and one direction over the fine bins in which every stream was
 /// transferring (a bin counts if it starts at or after every stream's first byte and ends at or before every
 /// stream's last byte) and which start after the first `omit` intervals. Intervals are reported whole; one
-/// that is not wholly inside the window is marked excluded. `None` when no bin qualifies.
+/// that is not wholly inside the window is marked excluded. Records whose meters coarsened differently are
+/// first brought to the coarsest grid among them. `None` when no bin qualifies, or when the records' grids
+/// do not fit together (records may come from a peer).
 pub fn sum_streams(records: &[StreamRecord], omit: usize) -> Option<StreamSum> {
-    let first = records.first()?;
-    let (interval_ns, resolution_ns) = (first.interval_ns, first.resolution_ns);
-    // Records may come from a peer: refuse bins that do not tile intervals rather than divide by zero.
-    let consistent = resolution_ns > 0 && interval_ns % resolution_ns == 0;
-    if !consistent || records.iter().any(|r| r.interval_ns != interval_ns || r.resolution_ns != resolution_ns) {
-        return None;
-    }
+    let (interval_ns, resolution_ns) = common_grid(records)?;
+    let binned: Vec<Vec<u64>> =
+        records.iter().map(|r| merged(&r.bins, (resolution_ns / r.resolution_ns) as usize)).collect();
     let latest_first = records.iter().map(|r| r.first_ns).max()?;
     let earliest_last = records.iter().map(|r| r.last_ns).min()?;
-    let window_start = latest_first.max(omit as u64 * interval_ns);
-    let fine_bins = records.iter().map(|r| r.bins.len()).max()?;
-    let per_interval = (interval_ns / resolution_ns) as usize;
+    let window_start = latest_first.max((omit as u64).saturating_mul(interval_ns));
+    let fine_bins = binned.iter().map(Vec::len).max()?;
+    let per_interval = usize::try_from(interval_ns / resolution_ns).unwrap_or(usize::MAX);
+    let at = |bin: usize, by: u64| (bin as u64).saturating_mul(by);
     let mut sum = StreamSum { goodput_bps: 0.0, bytes: 0, window_s: 0.0, intervals: Vec::new() };
-    for (k, chunk) in (0..fine_bins).collect::<Vec<_>>().chunks(per_interval).enumerate() {
+    for k in 0..fine_bins.div_ceil(per_interval) {
         let mut interval = IntervalSample {
-            start_s: (k as u64 * interval_ns) as f64 / 1e9,
-            end_s: ((k as u64 + 1) * interval_ns) as f64 / 1e9,
+            start_s: at(k, interval_ns) as f64 / 1e9,
+            end_s: at(k + 1, interval_ns) as f64 / 1e9,
             bytes: 0,
             goodput_bps: 0.0,
             in_total_s: 0.0,
         };
-        for &bin in chunk {
-            let (start, end) = (bin as u64 * resolution_ns, (bin as u64 + 1) * resolution_ns);
-            let bytes: u64 = records.iter().map(|r| r.bins.get(bin).copied().unwrap_or(0)).sum();
+        let first_bin = k.saturating_mul(per_interval);
+        for bin in first_bin..first_bin.saturating_add(per_interval).min(fine_bins) {
+            let bytes: u64 = binned.iter().map(|b| b.get(bin).copied().unwrap_or(0)).sum();
             interval.bytes += bytes;
-            if start >= window_start && end <= earliest_last {
+            if at(bin, resolution_ns) >= window_start && at(bin + 1, resolution_ns) <= earliest_last {
                 sum.bytes += bytes;
                 sum.window_s += resolution_ns as f64 / 1e9;
                 interval.in_total_s += resolution_ns as f64 / 1e9;
@@ -324,6 +431,17 @@ pub fn sum_streams(records: &[StreamRecord], omit: usize) -> Option<StreamSum> {
     Some(sum)
 }
 
+/// The coarsest grid of `records` (interval, resolution), if every record's grid refines it: each bin
+/// length divides the common one, which divides the common interval, which each interval divides.
+fn common_grid(records: &[StreamRecord]) -> Option<(u64, u64)> {
+    let interval_ns = records.iter().map(|r| r.interval_ns).max()?;
+    let resolution_ns = records.iter().map(|r| r.resolution_ns).max()?;
+    let divides = |part: u64, whole: u64| part > 0 && whole % part == 0;
+    let fits = divides(resolution_ns, interval_ns)
+        && records.iter().all(|r| divides(r.resolution_ns, resolution_ns) && divides(r.interval_ns, interval_ns));
+    fits.then_some((interval_ns, resolution_ns))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,7 +450,7 @@ mod tests {
 
     /// A stream with 1 s intervals and 1 s fine bins, so that windows are whole intervals.
     fn stream(index: u16, chunks: &[(u64, u64)]) -> StreamRecord {
-        let mut meter = StreamMeter::new(index, Flow::Upload, End::Receiver, SECOND, SECOND);
+        let mut meter = StreamMeter::new(index, Flow::Upload, End::Receiver, Bins::from_ns(SECOND, SECOND));
         chunks.iter().for_each(|&(bytes, at)| meter.record(bytes, at));
         meter.finish(None)
     }
@@ -391,7 +509,8 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, &offset_ms)| {
-                let mut meter = StreamMeter::new(i as u16, Flow::Upload, End::Receiver, SECOND, SECOND / 10);
+                let mut meter =
+                    StreamMeter::new(i as u16, Flow::Upload, End::Receiver, Bins::from_ns(SECOND, SECOND / 10));
                 (0..300).for_each(|t| meter.record(1000, (offset_ms + t * 10) * 1_000_000));
                 meter.finish(None)
             })
@@ -444,5 +563,67 @@ mod tests {
         let a = stream(0, &[(10, 0), (10, SECOND / 2)]);
         assert_eq!(sum_streams(&[a], 0), None);
         assert_eq!(sum_streams(&[], 0), None);
+    }
+
+    #[test]
+    fn a_nanosecond_interval_and_a_late_byte_stay_within_the_bin_cap() {
+        // The grid a hostile request asks for: 1 ns intervals; then a byte 5 s after the first.
+        let mut meter = StreamMeter::new(0, Flow::Upload, End::Receiver, Bins::from_ns(1, 1));
+        meter.record(10, 0);
+        meter.record(20, 5 * SECOND);
+        let record = meter.finish(None);
+        assert!(record.bins.len() <= MAX_BINS, "{} bins", record.bins.len());
+        assert_eq!(record.bins.iter().sum::<u64>(), 30, "coarsening keeps every byte");
+        assert_eq!(record.interval_ns % record.resolution_ns, 0, "bins still tile intervals");
+        assert!(record.resolution_ns * MAX_BINS as u64 > 5 * SECOND);
+    }
+
+    #[test]
+    fn coarsening_keeps_the_bytes_of_each_period() {
+        // 1 s intervals in 1 ms bins: 1 kB per second for 10 000 s forces several merges.
+        let mut meter = StreamMeter::new(0, Flow::Upload, End::Receiver, Bins::from_ns(SECOND, SECOND / 1000));
+        (0..10_000u64).for_each(|t| meter.record(1000, t * SECOND + SECOND / 2));
+        let record = meter.finish(None);
+        assert!(record.bins.len() <= MAX_BINS);
+        assert_eq!(record.interval_ns % record.resolution_ns, 0);
+        let sum = sum_streams(&[record], 0).expect("a window");
+        assert_eq!(sum.intervals.iter().map(|i| i.bytes).sum::<u64>(), 10_000_000);
+        assert!((sum.goodput_bps - 8000.0).abs() < 8000.0 * 0.01, "{}", sum.goodput_bps);
+    }
+
+    #[test]
+    fn streams_coarsened_differently_are_summed_on_the_coarser_grid() {
+        let grid = Bins::from_ns(SECOND, SECOND / 100);
+        let mut short = StreamMeter::new(0, Flow::Upload, End::Receiver, grid);
+        let mut long = StreamMeter::new(1, Flow::Upload, End::Receiver, grid);
+        (0..300u64).for_each(|t| short.record(100, t * SECOND / 100));
+        // The second stream runs far longer, so its meter merges bins; both moved 10 kB/s in the first 3 s.
+        (0..300u64).for_each(|t| long.record(100, t * SECOND / 100));
+        long.record(1, 100 * SECOND);
+        let (short, long) = (short.finish(None), long.finish(None));
+        assert_ne!(short.resolution_ns, long.resolution_ns);
+        let sum = sum_streams(&[short, long], 0).expect("the common first seconds");
+        assert!((sum.goodput_bps - 160_000.0).abs() < 160_000.0 * 0.05, "{}", sum.goodput_bps);
+    }
+
+    #[test]
+    fn a_prime_interval_is_cut_without_a_long_search() {
+        // 2^61 - 1 ns is prime: no cut exists. A search over its parts (2.3e11 of them) ran for hours; the
+        // bounded one answers at once.
+        let prime = (1u64 << 61) - 1;
+        assert_eq!(resolution_ns(prime, 10 * SECOND), prime);
+        assert_eq!(
+            Bins::for_run(std::time::Duration::from_nanos(prime), std::time::Duration::from_secs(10)).resolution_ns(),
+            prime
+        );
+    }
+
+    #[test]
+    fn grids_from_a_peer_that_do_not_tile_give_no_sum_and_no_panic() {
+        let huge =
+            StreamRecord { interval_ns: u64::MAX, resolution_ns: u64::MAX, ..stream(0, &[(10, 0), (10, 3 * SECOND)]) };
+        let _ = sum_streams(&[huge], usize::MAX);
+        let mixed = [stream(0, &[(10, 0)]), StreamRecord { interval_ns: 3 * SECOND, ..stream(1, &[(10, 0)]) }];
+        assert_eq!(sum_streams(&mixed, 0), None, "1 s does not tile 3 s bins of another stream");
     }
 }

@@ -98,6 +98,7 @@ fn sum_series(
         link: None,
         client_counters: None,
         responder_counters: None,
+        turns: Vec::new(),
         complete,
     }
 }
@@ -222,7 +223,8 @@ mod tests {
 
     /// A stream end moving 1000 bytes every 10 ms for 2 s.
     fn record(index: u16, end: End) -> StreamRecord {
-        let mut meter = StreamMeter::new(index, Flow::Upload, end, SECOND, SECOND / 100);
+        let mut meter =
+            StreamMeter::new(index, Flow::Upload, end, crate::throughput::Bins::from_ns(SECOND, SECOND / 100));
         (0..=200).for_each(|t| meter.record(1000, t * SECOND / 100));
         meter.finish(None)
     }

@@ -249,12 +249,19 @@ pub struct IntervalWatch {
 }
 
 impl IntervalWatch {
-    /// Reads until `stop` is set, handing each interval (start s, end s, bytes) to `report`. Any other
-    /// message is kept for the control client.
-    pub fn run(mut self, stop: &std::sync::atomic::AtomicBool, report: &dyn Fn(f64, f64, u64)) -> Self {
+    /// Reads until `stop` is set, handing each interval (start s, end s, bytes) to `report`, and each turn
+    /// confirmation (an alternating test's `Turn` from the responder) to `turned`. Any other message is kept
+    /// for the control client.
+    pub fn run(
+        mut self,
+        stop: &std::sync::atomic::AtomicBool,
+        report: &dyn Fn(f64, f64, u64),
+        turned: &dyn Fn(linkperf_core::throughput::Flow),
+    ) -> Self {
         while self.held.is_none() && !stop.load(std::sync::atomic::Ordering::Relaxed) {
             match self.frames.next(&mut &self.socket, MAX_CLIENT_FRAME_BYTES) {
                 Ok(Some(Message::Interval { start_s, end_s, bytes, .. })) => report(start_s, end_s, bytes),
+                Ok(Some(Message::Turn { flow, .. })) => turned(flow),
                 Ok(Some(other)) => self.held = Some(other),
                 Ok(None) => {}
                 Err(_) => break,

@@ -80,6 +80,13 @@ pub enum NetError {
     /// The user stopped the run (Ctrl-C).
     #[error("interrupted by the user")]
     Interrupted,
+    /// A test ran but its receiver's figure is missing (no whole fine bin in which every stream moved
+    /// data): the run is not complete.
+    #[error("the {flow} has no receiver's figure: its receiving end measured no whole interval of data (is the link far slower than the test is long?)")]
+    MissingFigure {
+        /// The direction without a figure.
+        flow: &'static str,
+    },
     /// The request is impossible as asked (the message says why).
     #[error("{0}")]
     Invalid(String),

@@ -20,6 +20,7 @@ pub mod observer;
 pub mod rate_search;
 pub mod responder;
 pub mod run;
+pub mod stream;
 pub mod sweep;
 pub mod target;
 pub mod tcp_info;

@@ -4,42 +4,28 @@
 //! Upload streams are written here and read by the responder; download streams the other way round. The
 //! receiver's figure is the goodput; the sender's is reported beside it. Definitions: docs/metrics.md.
 
-use std::io::{ErrorKind, Read, Write};
-use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+mod streams;
+mod turns;
+
+use std::time::Duration;
 
 use linkperf_core::link_model::{Framing, ETHERNET_OVERHEAD_BYTES};
 use linkperf_core::run_result::ThroughputSeries;
 use linkperf_core::spec::LinkSpec;
-use linkperf_core::throughput::{End, Flow, StreamMeter, StreamRecord};
+use linkperf_core::throughput::Flow;
 use linkperf_core::throughput_series::{combine, cpu_warning, link_efficiency, TestCounters};
 use linkperf_core::{Direction, Proto, ThroughputSpec};
-use linkperf_proto::{Preamble, Role, StreamHeader, TestRequest};
-use socket2::Socket;
-use std::net::UdpSocket;
+use linkperf_proto::{StreamHeader, TestRequest};
 
-use crate::control::{IntervalWatch, Report};
-use crate::cpu::CpuClock;
+use crate::control::Report;
 use crate::observer::{Measurement, Observer, ProgressUnit};
 use crate::run::MeasuredRun;
 use crate::{ControlClient, NetError, Target};
 
-/// How often the progress bar moves.
-const PROGRESS_EVERY: Duration = Duration::from_millis(100);
-/// Bytes a receiving stream copies out per read. Small on purpose: the kernel holds the socket's lock while
-/// it copies, and meanwhile cannot queue arriving segments or send ACKs; 32 KiB reads moved 1.4x more TCP
-/// over loopback here than 1 MiB reads (42 vs 30 Gbit/s, bench/throughput.sh).
-const COPY_CHUNK_BYTES: usize = 32 * 1024;
-/// Bytes a discarding receive (`MSG_TRUNC`) drops per call: nothing is copied, so larger is cheaper.
-const DISCARD_CHUNK_BYTES: usize = 1024 * 1024;
 /// How long to wait for the responder's report once a stream has failed.
 const REPORT_AFTER_FAILURE: Duration = Duration::from_secs(2);
 /// How long a stream may make no progress before the run fails.
 const STALL_TIMEOUT: Duration = Duration::from_secs(10);
-/// The longest a sending stream's write blocks before its loop looks at the clock again.
-const WRITE_TICK: Duration = Duration::from_millis(250);
 
 /// Runs a throughput test.
 pub fn run_throughput(
@@ -166,33 +152,31 @@ fn measure(
             datagrams: spec.datagrams,
         })
         .map_err(|e| (Vec::new(), e))?;
-    let headers: Vec<StreamHeader> = flows
+    let trial = streams::Trial { token, spec, size, phase };
+    let opened = flows
         .iter()
         .flat_map(|&flow| {
             (0..spec.streams).map(move |i| StreamHeader { flow, index: i + flow_offset(flow, spec.streams) })
         })
-        .collect();
-    let sockets = headers
-        .iter()
-        .map(|header| open_stream(target, token, *header, spec))
+        .map(|header| streams::open(target, &trial, header))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| (Vec::new(), e))?;
-    let token_and_sockets = (token, sockets.as_slice());
     let counter_watch = crate::counters::CounterWatch::start(control.local_address());
     // The responder reports what its receiving (upload) streams read in each interval as it goes.
     let interval_watch = match phase.flows().contains(&Flow::Upload) {
         true => Some(control.watch_intervals().map_err(|e| (Vec::new(), e))?),
         false => None,
     };
-    let turns = (phase == Direction::Alternating).then_some(&mut *control);
-    let (local, error, interval_watch) =
-        run_streams(token_and_sockets, &headers, (spec, size), (turns, interval_watch), observer);
-    if let Some(interval_watch) = interval_watch {
+    let confirms_turns = control.supports(turns::CAPABILITY);
+    let turns =
+        (phase == Direction::Alternating).then_some(streams::TurnControl { control: &mut *control, confirms_turns });
+    let ran = streams::run(&trial, &opened, streams::Sidecars { turns, watch: interval_watch }, observer);
+    if let Some(interval_watch) = ran.watch {
         control.resume(interval_watch);
     }
     let client_counters = counter_watch.delta();
+    let mut error = ran.error;
     let wait = if error.is_some() { REPORT_AFTER_FAILURE } else { crate::control::CONTROL_TIMEOUT };
-    let mut error = error;
     let remote = control.report_within(token, wait).unwrap_or_else(|e| {
         // Keep this end's measurements: the responder's are lost with the path to it.
         error = error.take().or(Some(e));
@@ -200,7 +184,17 @@ fn measure(
     });
     let _ = control.done(token);
     let counters = TestCounters { client: client_counters, responder: remote.counters };
-    let mut series = combine(spec, phase, size, (&local, &remote.streams), &counters, error.is_none());
+    let mut series = combine(spec, phase, size, (&ran.records, &remote.streams), &counters, error.is_none());
+    for sum in series.iter_mut().filter(|s| s.stream.is_none()) {
+        sum.turns = ran.turns.iter().filter(|(flow, _)| *flow == sum.flow).map(|(_, t)| t.clone()).collect();
+    }
+    // The receiver's figure of a stream is the result: a test without it is not complete, whatever else it
+    // measured. (A UDP trial that received nothing, or a burst shorter than a bin, is a measurement.)
+    let missing = series.iter().find(|s| s.stream.is_none() && s.receiver_bps.is_none());
+    if let (None, Some(missing), false) = (&error, missing, spec.proto == Proto::Udp) {
+        error = Some(NetError::MissingFigure { flow: missing.flow.name() });
+        series.iter_mut().for_each(|s| s.complete = false);
+    }
     if let Some(framing) = framing(spec, target, counter_watch.interface()) {
         let mss = series.iter().find_map(|s| s.tcp.as_ref()).map(|t| t.mss_bytes);
         for sum in series.iter_mut().filter(|s| s.stream.is_none()) {
@@ -218,411 +212,6 @@ fn flow_offset(flow: Flow, streams: u16) -> u16 {
     match flow {
         Flow::Upload => 0,
         Flow::Download => streams,
-    }
-}
-
-/// A stream's socket on the client.
-enum StreamSocket {
-    /// TCP or Unix.
-    Stream(Socket),
-    /// UDP, registered with the responder.
-    Datagram(UdpSocket),
-}
-
-fn open_stream(
-    target: &Target,
-    token: u32,
-    header: StreamHeader,
-    spec: &ThroughputSpec,
-) -> Result<StreamSocket, NetError> {
-    if let (Proto::Udp, Target::Inet(address)) = (spec.proto, target) {
-        return crate::udp_stream::connect(*address, token, header).map(StreamSocket::Datagram);
-    }
-    let socket = target.connect_stream(STALL_TIMEOUT)?;
-    configure(&socket, spec.buffer_bytes, spec.congestion.as_deref());
-    let mut opening = Preamble::new(Role::Data, token).encode().to_vec();
-    opening.extend_from_slice(&header.encode());
-    (&socket).write_all(&opening).map_err(|e| NetError::io("opening a throughput stream", e))?;
-    Ok(StreamSocket::Stream(socket))
-}
-
-/// Where a receiving stream puts what it reads: a buffer it copies into, or with `discard` nowhere, by
-/// receiving with `MSG_TRUNC`, which on TCP drops up to the buffer's length in the kernel without copying
-/// and returns how many bytes it dropped. (Unix stream sockets ignore the flag and copy as usual.)
-pub struct Drain {
-    copy: Vec<u8>,
-    scratch: Vec<MaybeUninit<u8>>,
-    discard: bool,
-}
-
-impl Drain {
-    /// A drain that copies (or with `discard`, drops) what arrives, a chunk per call.
-    pub fn new(discard: bool) -> Self {
-        let (copy, scratch) = if discard {
-            (Vec::new(), vec![MaybeUninit::uninit(); DISCARD_CHUNK_BYTES])
-        } else {
-            (vec![0; COPY_CHUNK_BYTES], Vec::new())
-        };
-        Self { copy, scratch, discard }
-    }
-
-    /// One receive call; `Ok(0)` is the end of the stream.
-    pub fn receive(&mut self, mut socket: &Socket) -> std::io::Result<usize> {
-        if self.discard {
-            socket.recv_with_flags(&mut self.scratch, libc::MSG_TRUNC)
-        } else {
-            socket.read(&mut self.copy)
-        }
-    }
-}
-
-/// Applies the requested socket buffer size and congestion control to a stream socket, on either end.
-/// Both are requests: the kernel may cap a buffer (at `net.core.wmem_max`/`rmem_max`), and a Unix socket
-/// has no congestion control; a refused congestion control shows in the report's `congestion`.
-pub fn configure(socket: &Socket, buffer_bytes: Option<u64>, congestion: Option<&str>) {
-    // Bulk data wants Nagle's algorithm: without it, the tail of every write that is not a whole number of
-    // segments leaves as a small segment of its own. (Connections start with it off, for latency tests.)
-    let _ = socket.set_nodelay(false);
-    if let Some(bytes) = buffer_bytes {
-        let _ = socket.set_send_buffer_size(bytes as usize);
-        let _ = socket.set_recv_buffer_size(bytes as usize);
-    }
-    if let Some(name) = congestion {
-        let _ = socket.set_tcp_congestion(name.as_bytes());
-    }
-}
-
-/// Runs every local stream end on its own thread, started together on one clock. With `turns`, the
-/// directions alternate every interval, upload first: this thread gives the turns, pausing the local
-/// senders and telling the responder over `turns` when its senders may go.
-fn run_streams(
-    (token, sockets): (u32, &[StreamSocket]),
-    headers: &[StreamHeader],
-    (spec, size): (&ThroughputSpec, u64),
-    (turns, watch): (Option<&mut ControlClient>, Option<IntervalWatch>),
-    observer: &dyn Observer,
-) -> (Vec<StreamRecord>, Option<NetError>, Option<IntervalWatch>) {
-    let epoch = Instant::now();
-    let interval_ns = (spec.interval_s * 1e9) as u64;
-    let duration = Duration::from_secs_f64(spec.duration_s);
-    let resolution_ns = linkperf_core::throughput::resolution_ns(interval_ns, duration.as_nanos() as u64);
-    let bins = (interval_ns, resolution_ns);
-    let first_byte = OnceLock::new();
-    let first_byte = &first_byte;
-    let upload_turn = AtomicBool::new(true);
-    let upload_turn = &upload_turn;
-    let streams_done = AtomicBool::new(false);
-    let streams_done = &streams_done;
-    // Payload bytes read here by the download streams, for live intervals.
-    let downloaded = AtomicU64::new(0);
-    let downloaded = &downloaded;
-    let (results, watch): (Vec<StreamOutcome>, Option<IntervalWatch>) = std::thread::scope(|scope| {
-        let watcher = watch.map(|watch| {
-            scope.spawn(move || {
-                let show = |start_s: f64, end_s: f64, bytes: u64| {
-                    let bps = bytes as f64 * 8.0 / (end_s - start_s).max(1e-9);
-                    observer.interval("upload, read by the responder", start_s, end_s, bps);
-                };
-                watch.run(streams_done, &show)
-            })
-        });
-        if headers.iter().any(|h| h.flow == Flow::Download) {
-            let interval = Duration::from_nanos(interval_ns);
-            scope.spawn(move || watch_downloads((first_byte, downloaded), interval, streams_done, observer));
-        }
-        if let Some(control) = turns {
-            scope.spawn(move || {
-                give_turns(control, token, upload_turn, epoch, (Duration::from_nanos(interval_ns), duration))
-            });
-        }
-        let handles: Vec<_> = sockets
-            .iter()
-            .zip(headers)
-            .enumerate()
-            .map(|(i, (socket, header))| {
-                let reporter = (i == 0).then_some(observer);
-                scope.spawn(move || {
-                    let cpu = CpuClock::start();
-                    let (record, error) = match (socket, header.flow) {
-                        (StreamSocket::Stream(s), Flow::Upload) => {
-                            send(s, header.index, (epoch, upload_turn), bins, size as usize, duration, reporter)
-                        }
-                        (StreamSocket::Stream(s), Flow::Download) => {
-                            receive(s, header.index, (first_byte, downloaded), bins, spec.discard, reporter)
-                        }
-                        (StreamSocket::Datagram(s), flow) => {
-                            let coalescing =
-                                crate::udp_stream::Coalescing { gso: spec.gso, batch: spec.batch.max(1) as usize };
-                            let stream = crate::udp_stream::UdpStream {
-                                socket: s,
-                                token,
-                                header: *header,
-                                bins,
-                                coalescing,
-                                moved: Some(downloaded),
-                                turn: Some(upload_turn),
-                                quiet_end: crate::udp_stream::quiet_end(Duration::from_nanos(interval_ns)),
-                                limit: spec.datagrams,
-                            };
-                            let mut ticker = Ticker::new(reporter, epoch);
-                            let mut cancelled = || ticker.tick(Instant::now());
-                            let result = match flow {
-                                Flow::Upload => stream.send(
-                                    size as usize,
-                                    spec.stream_rate_bps(size),
-                                    duration,
-                                    epoch,
-                                    &mut cancelled,
-                                ),
-                                Flow::Download => stream.receive(first_byte, &mut cancelled),
-                            };
-                            match result {
-                                Ok(record) => (Some(record), None),
-                                Err(e) => (None, Some(e)),
-                            }
-                        }
-                    };
-                    (record.map(|r| StreamRecord { cpu: Some(cpu.stop()), ..r }), error)
-                })
-            })
-            .collect();
-        let results = handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| (None, Some(NetError::Invalid("a stream thread failed unexpectedly".into()))))
-            })
-            .collect();
-        streams_done.store(true, Ordering::Relaxed);
-        (results, watcher.and_then(|w| w.join().ok()))
-    });
-    let mut records = Vec::new();
-    let mut error = None;
-    for (record, failure) in results {
-        records.extend(record);
-        error = error.or(failure);
-    }
-    (records, error, watch)
-}
-
-/// What one stream end measured, and what stopped it early if anything did.
-type StreamOutcome = (Option<StreamRecord>, Option<NetError>);
-
-/// Progress and cancellation, reported by one stream per test.
-struct Ticker<'a> {
-    observer: Option<&'a dyn Observer>,
-    epoch: Instant,
-    next: Instant,
-    reported_ms: u64,
-}
-
-impl<'a> Ticker<'a> {
-    fn new(observer: Option<&'a dyn Observer>, epoch: Instant) -> Self {
-        Self { observer, epoch, next: epoch + PROGRESS_EVERY, reported_ms: 0 }
-    }
-
-    /// Reports progress when due; `true` if the user asked to stop.
-    fn tick(&mut self, now: Instant) -> bool {
-        let Some(observer) = self.observer else { return false };
-        if now < self.next {
-            return false;
-        }
-        self.next = now + PROGRESS_EVERY;
-        let ms = now.duration_since(self.epoch).as_millis() as u64;
-        observer.advance(ms.saturating_sub(self.reported_ms));
-        self.reported_ms = ms;
-        observer.cancelled()
-    }
-}
-
-/// Shows, as each interval ends, what this host's download streams read in it (the responder reports the
-/// upload's intervals): from the first byte any of them received, until the streams are done.
-fn watch_downloads(
-    (first_byte, moved): (&OnceLock<Instant>, &AtomicU64),
-    interval: Duration,
-    done: &AtomicBool,
-    observer: &dyn Observer,
-) {
-    const POLL: Duration = Duration::from_millis(50);
-    let epoch = loop {
-        if done.load(Ordering::Relaxed) {
-            return;
-        }
-        if let Some(epoch) = first_byte.get() {
-            break *epoch;
-        }
-        std::thread::sleep(POLL);
-    };
-    let (mut reported, mut k) = (0u64, 1u32);
-    loop {
-        let due = epoch + interval * k;
-        while Instant::now() < due {
-            if done.load(Ordering::Relaxed) {
-                return;
-            }
-            std::thread::sleep((due - Instant::now()).min(POLL));
-        }
-        let total = moved.load(Ordering::Relaxed);
-        let (start_s, end_s) = ((interval * (k - 1)).as_secs_f64(), (interval * k).as_secs_f64());
-        observer.interval(
-            "download, read here",
-            start_s,
-            end_s,
-            (total - reported) as f64 * 8.0 / interval.as_secs_f64(),
-        );
-        (reported, k) = (total, k + 1);
-    }
-}
-
-/// Alternates the turn between the directions every `interval` until `duration` has passed, then leaves it
-/// with the upload (whose senders stop by themselves at the end).
-fn give_turns(
-    control: &mut ControlClient,
-    token: u32,
-    upload_turn: &AtomicBool,
-    epoch: Instant,
-    (interval, duration): (Duration, Duration),
-) {
-    let mut turn = 0u32;
-    while epoch.elapsed() < duration {
-        let flow = if turn % 2 == 0 { Flow::Upload } else { Flow::Download };
-        upload_turn.store(flow == Flow::Upload, Ordering::Relaxed);
-        let _ = control.turn(token, flow);
-        turn += 1;
-        crate::clock::wait_until((epoch + interval * turn).min(epoch + duration));
-    }
-    let _ = control.turn(token, Flow::Upload);
-}
-
-fn send(
-    mut socket: &Socket,
-    index: u16,
-    (epoch, turn): (Instant, &AtomicBool),
-    (interval_ns, resolution_ns): (u64, u64),
-    size: usize,
-    duration: Duration,
-    observer: Option<&dyn Observer>,
-) -> StreamOutcome {
-    let mut meter = StreamMeter::new(index, Flow::Upload, End::Sender, interval_ns, resolution_ns);
-    let buffer: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
-    // Writes return at least every tick, with what they wrote so far: on a slow link one write may take
-    // longer than the whole test, and the duration must still end it.
-    if let Err(e) = socket.set_write_timeout(Some(WRITE_TICK)) {
-        return (None, Some(NetError::io("configuring a stream", e)));
-    }
-    let mut ticker = Ticker::new(observer, epoch);
-    let mut interrupted = false;
-    let mut last_progress = Instant::now();
-    loop {
-        let now = Instant::now();
-        if now.duration_since(epoch) >= duration || interrupted {
-            break;
-        }
-        if !turn.load(Ordering::Relaxed) {
-            std::thread::sleep(crate::responder::TURN_POLL);
-            interrupted = ticker.tick(Instant::now());
-            continue;
-        }
-        match socket.write(&buffer) {
-            Ok(n) => {
-                let done = Instant::now();
-                meter.record(n as u64, done.duration_since(epoch).as_nanos() as u64);
-                last_progress = done;
-                interrupted = ticker.tick(done);
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                // A tick without a byte accepted: the path is stuck once that lasts STALL_TIMEOUT.
-                let now = Instant::now();
-                if now.duration_since(last_progress) >= STALL_TIMEOUT {
-                    let stalled = NetError::Timeout {
-                        what: "sending stream data".into(),
-                        timeout_s: STALL_TIMEOUT.as_secs_f64(),
-                    };
-                    return (Some(meter.finish(crate::tcp_info::tcp_stats(socket))), Some(stalled));
-                }
-                interrupted = ticker.tick(now);
-            }
-            Err(e) => {
-                let tcp = crate::tcp_info::tcp_stats(socket);
-                return (Some(meter.finish(tcp)), Some(stream_error("sending", e)));
-            }
-        }
-    }
-    let tcp = crate::tcp_info::tcp_stats(socket);
-    // Half-close: the responder reads to the end, stores its record, and closes; waiting for that close
-    // means its report is complete.
-    let _ = socket.shutdown(std::net::Shutdown::Write);
-    wait_for_close(socket, duration);
-    (Some(meter.finish(tcp)), interrupted.then_some(NetError::Interrupted))
-}
-
-/// Waits for the peer to close a stream this end has half-closed: while data still drains (the peer
-/// acknowledges more of it, as on a slow link with a full send buffer), up to `duration` more; once
-/// nothing moves, for [`STALL_TIMEOUT`].
-fn wait_for_close(mut socket: &Socket, duration: Duration) {
-    let start = Instant::now();
-    let _ = socket.set_read_timeout(Some(WRITE_TICK));
-    let (mut acked, mut moved) = (crate::tcp_info::bytes_acked(socket), start);
-    loop {
-        match socket.read(&mut [0u8; 64]) {
-            Ok(_) => return,
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
-            Err(_) => return,
-        }
-        let now = Instant::now();
-        let now_acked = crate::tcp_info::bytes_acked(socket);
-        if now_acked > acked {
-            (acked, moved) = (now_acked, now);
-        }
-        if now.duration_since(moved) >= STALL_TIMEOUT || now.duration_since(start) >= duration.max(STALL_TIMEOUT) {
-            return;
-        }
-    }
-}
-
-/// Reads a download stream to its end. `first_byte` is shared by the test's download streams: their clock
-/// starts at the first byte any of them receives, as the responder's does for uploads.
-fn receive(
-    socket: &Socket,
-    index: u16,
-    (first_byte, moved): (&OnceLock<Instant>, &AtomicU64),
-    (interval_ns, resolution_ns): (u64, u64),
-    discard: bool,
-    observer: Option<&dyn Observer>,
-) -> StreamOutcome {
-    let mut meter = StreamMeter::new(index, Flow::Download, End::Receiver, interval_ns, resolution_ns);
-    let mut drain = Drain::new(discard);
-    if let Err(e) = socket.set_read_timeout(Some(STALL_TIMEOUT)) {
-        return (None, Some(NetError::io("configuring a stream", e)));
-    }
-    let mut ticker = Ticker::new(observer, Instant::now());
-    loop {
-        match drain.receive(socket) {
-            Ok(0) => break,
-            Ok(n) => {
-                let now = Instant::now();
-                let origin = *first_byte.get_or_init(|| now);
-                meter.record(n as u64, now.saturating_duration_since(origin).as_nanos() as u64);
-                moved.fetch_add(n as u64, Ordering::Relaxed);
-                if ticker.tick(now) {
-                    return (Some(meter.finish(None)), Some(NetError::Interrupted));
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return (Some(meter.finish(None)), Some(stream_error("receiving", e))),
-        }
-    }
-    (Some(meter.finish(None)), None)
-}
-
-fn stream_error(what: &str, e: std::io::Error) -> NetError {
-    match e.kind() {
-        ErrorKind::WouldBlock | ErrorKind::TimedOut => {
-            NetError::Timeout { what: format!("{what} stream data"), timeout_s: STALL_TIMEOUT.as_secs_f64() }
-        }
-        ErrorKind::ConnectionReset | ErrorKind::BrokenPipe => NetError::PeerClosed(format!(" ({e})")),
-        _ => NetError::io(format!("{what} stream data"), e),
     }
 }
 

@@ -15,7 +15,7 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use linkperf_core::datagram_tracker::{DatagramTracker, UdpStats};
-use linkperf_core::throughput::{End, StreamMeter, StreamRecord};
+use linkperf_core::throughput::{Bins, End, StreamMeter, StreamRecord};
 use linkperf_proto::{StreamHeader, StreamProbe, MESSAGE_SIZE_BYTES, STREAM_PROBE_BYTES};
 use nix::errno::Errno;
 use nix::sys::socket::{
@@ -98,7 +98,8 @@ impl UdpStream<'_> {
         epoch: Instant,
         cancelled: &mut dyn FnMut() -> bool,
     ) -> Result<StreamRecord, NetError> {
-        let mut meter = StreamMeter::new(self.header.index, self.header.flow, End::Sender, self.bins.0, self.bins.1);
+        let mut meter =
+            StreamMeter::new(self.header.index, self.header.flow, End::Sender, Bins::from_ns(self.bins.0, self.bins.1));
         let mut stats = UdpStats::default();
         let gap = rate_bps.filter(|r| *r > 0.0).map(|r| Duration::from_secs_f64(size as f64 * 8.0 / r));
         let (mut batch, mut batching) = self.batch_size(size, gap);
@@ -113,7 +114,7 @@ impl UdpStream<'_> {
             }
             if self.turn.is_some_and(|t| !t.load(std::sync::atomic::Ordering::Relaxed)) {
                 // Not this direction's turn: wait, and start the schedule afresh when it comes (not a stall).
-                std::thread::sleep(crate::responder::TURN_POLL);
+                std::thread::sleep(crate::stream::TURN_POLL);
                 (anchor, scheduled) = (Instant::now(), 0);
                 continue;
             }
@@ -199,7 +200,12 @@ impl UdpStream<'_> {
         first_byte: &std::sync::OnceLock<Instant>,
         stop: &mut dyn FnMut() -> bool,
     ) -> Result<StreamRecord, NetError> {
-        let mut meter = StreamMeter::new(self.header.index, self.header.flow, End::Receiver, self.bins.0, self.bins.1);
+        let mut meter = StreamMeter::new(
+            self.header.index,
+            self.header.flow,
+            End::Receiver,
+            Bins::from_ns(self.bins.0, self.bins.1),
+        );
         let mut tracker = DatagramTracker::new();
         let mut buffer = vec![0u8; RECEIVE_BYTES];
         self.socket.set_read_timeout(Some(TICK)).map_err(|e| NetError::io("configuring a UDP stream", e))?;

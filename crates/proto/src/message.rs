@@ -11,6 +11,7 @@
 //!   ... data connections / datagrams carrying the token ...
 //!                                    <-   Interval { token, .. }   (throughput, as each interval ends)
 //!   Turn { token, flow }             ->   (alternating throughput, at each turn)
+//!                                    <-   Turn { token, upload }   (once the download's data has arrived)
 //!   ReportRequest { token }          ->   (throughput)
 //!                                    <-   Report { streams, counters }
 //!   TestDone { token }               ->
@@ -92,7 +93,8 @@ pub enum Message {
         bytes: u64,
     },
     /// Alternating throughput: from now on only `flow` may send (the responder's download streams pause
-    /// while it is `upload`).
+    /// while it is `upload`). A responder with the `drained-turns` capability answers a turn given to
+    /// `upload` with the same message once its download data has been acknowledged (the turn's end).
     Turn {
         /// The test's token.
         token: u32,
@@ -179,7 +181,7 @@ pub enum TestRequest {
 
 /// The tests this build's responder serves, as named in `TestRequest`'s `test` tag, and the features it has
 /// (`udp-bursts`: it honours `datagrams` in throughput requests).
-pub const CAPABILITIES: &[&str] = &["latency", "connect", "throughput", "udp-bursts"];
+pub const CAPABILITIES: &[&str] = &["latency", "connect", "throughput", "udp-bursts", "drained-turns"];
 
 impl TestRequest {
     /// The test's name, as in its `test` tag and in `Welcome::capabilities`.

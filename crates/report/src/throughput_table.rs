@@ -33,6 +33,7 @@ pub(crate) fn write_body(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn W
     write_link(run, out)?;
     write_cpu(run, out)?;
     write_counters(run, out)?;
+    write_turns(run, out)?;
     write_intervals(spec, run, out)
 }
 
@@ -243,6 +244,110 @@ fn write_intervals(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn Write) 
             };
             writeln!(out, "  {:>7.2} - {:>7.2} s {:>12.2} Mbit/s{note}", i.start_s, i.end_s, i.goodput_bps / 1e6)?;
         }
+        if let Some(note) = short_interval_note(run, s) {
+            writeln!(out, "  {note}")?;
+        }
     }
     Ok(())
+}
+
+/// How many round trips an interval must span for its goodput to describe the link rather than TCP's
+/// window (docs/metrics.md, "Intervals").
+const ROUND_TRIPS_PER_INTERVAL: f64 = 4.0;
+
+/// A caution under a sum's intervals when they are shorter than a few round trips of its connections (the
+/// largest smoothed RTT among the flow's streams).
+fn short_interval_note(run: &RunResult, sum: &ThroughputSeries) -> Option<String> {
+    let interval_s = sum.intervals.first().map(|i| i.end_s - i.start_s)?;
+    let srtt_s = run
+        .throughput
+        .iter()
+        .filter(|t| t.phase == sum.phase && t.size_bytes == sum.size_bytes && t.flow == sum.flow)
+        .filter_map(|t| t.tcp.as_ref())
+        .map(|t| t.srtt_us as f64 / 1e6)
+        .fold(0.0, f64::max);
+    (interval_s < ROUND_TRIPS_PER_INTERVAL * srtt_s).then(|| {
+        format!(
+            "note: intervals of {:.0} ms are shorter than {ROUND_TRIPS_PER_INTERVAL:.0} round trips ({:.0} ms at the end): they show TCP's bursts and stalls, so their min and max are not the link's; use a longer --interval",
+            interval_s * 1e3,
+            ROUND_TRIPS_PER_INTERVAL * srtt_s * 1e3
+        )
+    })
+}
+
+/// The turns of alternating tests, summarised per direction: how many, how long they wrote, their
+/// turnaround (median and longest) and what arrived of the idle direction (docs/metrics.md, "Turns").
+fn write_turns(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    for s in run.throughput.iter().filter(|s| s.stream.is_none() && !s.turns.is_empty()) {
+        let mut turnarounds: Vec<f64> = s.turns.iter().filter_map(|t| t.turnaround_s).collect();
+        turnarounds.sort_by(f64::total_cmp);
+        let undrained = s.turns.len() - turnarounds.len();
+        let writing_s: f64 = s.turns.iter().map(|t| t.writing_s).sum::<f64>() / s.turns.len() as f64;
+        let idle: Option<u64> = s.turns.iter().map(|t| t.idle_bytes).sum();
+        let turnaround = match (turnarounds.get(turnarounds.len() / 2), turnarounds.last()) {
+            (Some(median), Some(longest)) => {
+                format!("turnaround median {:.1} ms, longest {:.1} ms", median * 1e3, longest * 1e3)
+            }
+            _ => "no turn drained".into(),
+        };
+        writeln!(
+            out,
+            "\n{} {} {} turns: {}, writing {:.3} s each, {turnaround}{}; idle direction received {}",
+            s.phase.name(),
+            format_size(s.size_bytes),
+            s.flow.name(),
+            s.turns.len(),
+            writing_s,
+            if undrained > 0 { format!(" ({undrained} did not drain in time)") } else { String::new() },
+            idle.map(|b| format!("{b} bytes")).unwrap_or_else(|| "- (not seen over Unix sockets)".into())
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use linkperf_core::fixture;
+    use linkperf_core::throughput::TurnSample;
+
+    fn text(write: impl Fn(&RunResult, &mut dyn Write) -> io::Result<()>, run: &RunResult) -> String {
+        let mut out = Vec::new();
+        write(run, &mut out).expect("writes");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn intervals_shorter_than_four_round_trips_are_flagged() {
+        let mut run = fixture::throughput_run();
+        let spec = ThroughputSpec::default();
+        let intervals = |run: &RunResult| text(|r, o| write_intervals(&spec, r, o), run);
+        // The fixture's 1 s intervals over a 42 µs round trip: no note.
+        assert!(!intervals(&run).contains("round trips"));
+        // A 300 ms round trip (a slow link's queue) makes 1 s intervals too short.
+        for s in &mut run.throughput {
+            if let Some(tcp) = s.tcp.as_mut() {
+                tcp.srtt_us = 300_000;
+            }
+        }
+        let text = intervals(&run);
+        assert!(text.contains("intervals of 1000 ms are shorter than 4 round trips (1200 ms"), "{text}");
+    }
+
+    #[test]
+    fn turns_are_summarised_per_direction() {
+        let mut run = fixture::throughput_run();
+        let turn = |turnaround_s: Option<f64>, idle_bytes| TurnSample {
+            start_s: 0.0,
+            writing_s: 1.0,
+            turnaround_s,
+            bytes: Some(1000),
+            idle_bytes,
+        };
+        run.throughput[0].turns = vec![turn(Some(0.002), Some(0)), turn(Some(0.004), Some(0)), turn(None, Some(5))];
+        let text = text(write_turns, &run);
+        assert!(text.contains("turns: 3, writing 1.000 s each"), "{text}");
+        assert!(text.contains("turnaround median 4.0 ms, longest 4.0 ms (1 did not drain in time)"), "{text}");
+        assert!(text.contains("idle direction received 5 bytes"), "{text}");
+    }
 }

@@ -1,49 +1,51 @@
 //! The responder's side of throughput tests: each data connection is a sink (the client uploads) or a
-//! source (the client downloads), measured with a `StreamMeter` on a clock shared by the test's streams.
+//! source (the client downloads), run by the stream engine (`crate::stream`) on a clock shared by the
+//! test's streams on this host.
 //!
 //! A stream's record is stored before its connection is closed or shut down, so when the client has seen
-//! every stream end, the responder's report of them is complete.
+//! every stream end, the responder's report of them is complete. A sink also stops, and stores what it
+//! has, when the client asks for the report: the receiver's figure is never lost to a drain that has not
+//! finished. In an alternating test, a turn given to the upload pauses the sources, and once their data has
+//! arrived the interval thread confirms it to the client (the `drained-turns` capability).
 
-use std::io::{ErrorKind, Read, Write};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use linkperf_core::throughput::{End, Flow, StreamMeter, StreamRecord};
+use linkperf_core::throughput::{Bins, Flow, StreamRecord};
 use linkperf_core::Proto;
 use linkperf_proto::StreamHeader;
 use socket2::Socket;
 
-use super::echo::is_timeout;
 use super::Shared;
 use crate::cpu::CpuClock;
-use crate::throughput::Drain;
+use crate::stream::{self, end::DRAIN_CAP, Ending, Origin, ReceivePlan, SendPlan, StreamOptions, Turn};
 use crate::udp_stream::{self, Coalescing, UdpStream};
 use linkperf_proto::{Message, TestRequest};
 
-/// How often a blocked stream checks that its test still runs.
-const TICK: Duration = Duration::from_millis(250);
-/// How often a paused stream checks whether its turn has come.
-pub(crate) const TURN_POLL: Duration = Duration::from_micros(200);
-/// How long a source waits for the client to close after the data, before closing itself.
-const CLOSE_WAIT: Duration = Duration::from_secs(5);
+/// How often a stream asks the registry whether its test still runs.
+const LIVENESS_EVERY: Duration = Duration::from_millis(250);
+/// How long a source may have nothing accepted before it gives up.
+const STALL: Duration = Duration::from_secs(10);
+/// The shortest interval between two live interval reports: finer intervals are reported a few at a time.
+const LIVE_INTERVAL_MIN: Duration = Duration::from_millis(50);
 
 /// The shared state of one throughput test on the responder.
 #[derive(Debug)]
 pub(crate) struct BulkState {
     /// The test's clock origin: the first byte moved by any of its streams.
-    pub epoch: OnceLock<Instant>,
+    pub epoch: Origin,
     /// Records of the streams that have ended.
     pub records: Mutex<Vec<StreamRecord>>,
     /// Bytes per write when sending.
     pub write_bytes: usize,
     /// How long a source sends.
     pub duration: Duration,
-    /// Interval length for the meters.
-    pub interval_ns: u64,
+    /// The meters' grid (interval and fine bins).
+    pub bins: Bins,
     /// Socket buffer size to request.
     pub buffer_bytes: Option<u64>,
     /// TCP congestion control for sending sockets.
@@ -58,16 +60,22 @@ pub(crate) struct BulkState {
     pub datagrams: Option<u64>,
     /// UDP: the stream numbers already set up (registrations are repeated until acknowledged).
     pub udp_streams: Mutex<std::collections::HashSet<u16>>,
-    /// Set when the client asks for the report: UDP receivers stop even if an END was lost.
-    pub stop: std::sync::atomic::AtomicBool,
+    /// Set when the client asks for the report: receivers stop and store what they have.
+    pub stop: AtomicBool,
     /// The host's counters from the test's request on.
     pub counters: crate::counters::CounterWatch,
     /// Whether download streams may send now (always, unless the directions alternate).
-    pub download_turn: std::sync::atomic::AtomicBool,
+    pub download_turn: Turn,
+    /// Whether the directions alternate.
+    pub alternating: bool,
+    /// Set when the turn passes to the upload: the interval thread confirms once the sources drained.
+    pub handover: AtomicBool,
+    /// The sources' sockets (duplicates), whose queues a handover drains.
+    pub sources: Mutex<Vec<Socket>>,
     /// Payload bytes read so far by the test's receiving streams, for the per-interval reports.
-    pub received: std::sync::atomic::AtomicU64,
+    pub received: AtomicU64,
     /// Set when the test is released.
-    pub finished: std::sync::atomic::AtomicBool,
+    pub finished: AtomicBool,
 }
 
 impl BulkState {
@@ -91,12 +99,16 @@ impl BulkState {
         else {
             return None;
         };
+        // Values out of range here would have been refused by the session's limits; even so, none can make
+        // a duration panic or a meter grow without bound (its bins are capped).
+        let duration = Duration::try_from_secs_f64(duration_s).unwrap_or(Duration::ZERO);
+        let interval = Duration::try_from_secs_f64(interval_s).unwrap_or(Duration::MAX);
         Some(Self {
-            epoch: OnceLock::new(),
+            epoch: Origin::unset(),
             records: Mutex::new(Vec::new()),
-            write_bytes: write_bytes as usize,
-            duration: Duration::from_secs_f64(duration_s),
-            interval_ns: (interval_s * 1e9) as u64,
+            write_bytes: usize::try_from(write_bytes).unwrap_or(usize::MAX),
+            duration,
+            bins: Bins::for_run(interval, duration),
             buffer_bytes,
             congestion,
             discard,
@@ -104,11 +116,14 @@ impl BulkState {
             coalescing: Coalescing { gso, batch: batch.max(1) as usize },
             datagrams,
             udp_streams: Mutex::new(std::collections::HashSet::new()),
-            stop: std::sync::atomic::AtomicBool::new(false),
+            stop: AtomicBool::new(false),
             counters: crate::counters::CounterWatch::start(local),
-            download_turn: std::sync::atomic::AtomicBool::new(!alternating),
-            received: std::sync::atomic::AtomicU64::new(0),
-            finished: std::sync::atomic::AtomicBool::new(false),
+            download_turn: Turn::new(!alternating),
+            alternating,
+            handover: AtomicBool::new(false),
+            sources: Mutex::new(Vec::new()),
+            received: AtomicU64::new(0),
+            finished: AtomicBool::new(false),
         })
     }
 
@@ -117,12 +132,16 @@ impl BulkState {
         self.records.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    fn resolution_ns(&self) -> u64 {
-        linkperf_core::throughput::resolution_ns(self.interval_ns, self.duration.as_nanos() as u64)
-    }
-
-    fn since_epoch(&self, now: Instant) -> u64 {
-        now.saturating_duration_since(*self.epoch.get_or_init(|| now)).as_nanos() as u64
+    /// Gives the turn of an alternating test to `flow`. A turn given to the upload is confirmed to the
+    /// client once the download's data has arrived (by the interval thread, which owns the writes).
+    pub fn give_turn(&self, flow: Flow) {
+        match flow {
+            Flow::Download => self.download_turn.give(),
+            Flow::Upload => {
+                self.download_turn.take();
+                self.handover.store(true, Ordering::SeqCst);
+            }
+        }
     }
 
     fn store(&self, record: StreamRecord) {
@@ -132,57 +151,92 @@ impl BulkState {
 
 /// Serves one throughput connection until it ends, then stores its record.
 pub(crate) fn serve_stream(socket: &Socket, header: StreamHeader, state: &BulkState, live: impl Fn() -> bool) {
-    crate::throughput::configure(socket, state.buffer_bytes, state.congestion.as_deref());
+    let options = StreamOptions {
+        buffer_bytes: state.buffer_bytes,
+        congestion: state.congestion.as_deref(),
+        alternating: state.alternating,
+    };
+    stream::configure(socket, &options);
+    let mut liveness = Liveness { live, next: Instant::now() + LIVENESS_EVERY };
     match header.flow {
-        Flow::Upload => sink(socket, header.index, state, live),
-        Flow::Download => source(socket, header.index, state, live),
+        Flow::Upload => sink(socket, header.index, state, &mut liveness),
+        Flow::Download => source(socket, header.index, state, &mut liveness),
     }
 }
 
-fn sink(socket: &Socket, index: u16, state: &BulkState, live: impl Fn() -> bool) {
-    let cpu = CpuClock::start();
-    let mut meter = StreamMeter::new(index, Flow::Upload, End::Receiver, state.interval_ns, state.resolution_ns());
-    let mut drain = Drain::new(state.discard);
-    let _ = socket.set_read_timeout(Some(TICK));
-    loop {
-        match drain.receive(socket) {
-            Ok(0) => break,
-            Ok(n) => {
-                meter.record(n as u64, state.since_epoch(Instant::now()));
-                state.received.fetch_add(n as u64, Ordering::Relaxed);
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if is_timeout(&e) && live() => {}
-            Err(_) => break,
-        }
-    }
-    state.store(StreamRecord { cpu: Some(cpu.stop()), ..meter.finish(None) });
+/// Whether a test still runs, asking the registry (a lock) at most every [`LIVENESS_EVERY`], and the
+/// test's flags (atomics) at every call.
+struct Liveness<F: Fn() -> bool> {
+    live: F,
+    next: Instant,
 }
 
-fn source(mut socket: &Socket, index: u16, state: &BulkState, live: impl Fn() -> bool) {
-    let cpu = CpuClock::start();
-    let mut meter = StreamMeter::new(index, Flow::Download, End::Sender, state.interval_ns, state.resolution_ns());
-    let buffer: Vec<u8> = (0..state.write_bytes).map(|i| (i % 251) as u8).collect();
-    let _ = socket.set_write_timeout(Some(TICK));
-    let start = Instant::now();
-    let _ = state.since_epoch(start);
-    while start.elapsed() < state.duration {
-        if !state.download_turn.load(Ordering::Relaxed) {
-            std::thread::sleep(TURN_POLL);
-            continue;
+impl<F: Fn() -> bool> Liveness<F> {
+    #[inline]
+    fn over(&mut self, state: &BulkState, now: Instant) -> bool {
+        if state.finished.load(Ordering::Relaxed) {
+            return true;
         }
-        match socket.write(&buffer) {
-            Ok(n) => meter.record(n as u64, state.since_epoch(Instant::now())),
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if is_timeout(&e) && live() => {}
-            Err(_) => break,
+        if now < self.next {
+            return false;
+        }
+        self.next = now + LIVENESS_EVERY;
+        !(self.live)()
+    }
+}
+
+fn sink(socket: &Socket, index: u16, state: &BulkState, liveness: &mut Liveness<impl Fn() -> bool>) {
+    let cpu = CpuClock::start();
+    let plan = ReceivePlan { index, flow: Flow::Upload, bins: state.bins, discard: state.discard, stall: None };
+    let shared = stream::Shared { origin: &state.epoch, moved: Some(&state.received), turn: None };
+    let outcome =
+        stream::receive(socket, &plan, shared, |now| state.stop.load(Ordering::Relaxed) || liveness.over(state, now));
+    state.store(StreamRecord { cpu: Some(cpu.stop()), ..outcome.record });
+}
+
+fn source(socket: &Socket, index: u16, state: &BulkState, liveness: &mut Liveness<impl Fn() -> bool>) {
+    let cpu = CpuClock::start();
+    if let Ok(copy) = socket.try_clone() {
+        state.sources.lock().unwrap_or_else(|p| p.into_inner()).push(copy);
+    }
+    let plan = SendPlan {
+        index,
+        flow: Flow::Download,
+        bins: state.bins,
+        write_bytes: state.write_bytes,
+        duration: state.duration,
+        stall: STALL,
+    };
+    let turn = state.alternating.then_some(&state.download_turn);
+    let shared = stream::Shared { origin: &state.epoch, moved: None, turn };
+    let outcome = stream::send(socket, &plan, shared, |now| liveness.over(state, now));
+    let completed = matches!(outcome.ending, Ending::Completed);
+    let record = StreamRecord { cpu: Some(cpu.stop()), ..outcome.record };
+    state.store(record.clone());
+    // Tell the client the data is complete, and let it close first (its close is its "all received").
+    if completed {
+        stream::end::finish_sending(socket, &record, STALL);
+    }
+}
+
+/// Confirms a turn given to the upload once every source's data has arrived (or the drain's bound passed,
+/// or the test ended), by sending the client `Turn { upload }`.
+fn confirm_handover(token: u32, state: &BulkState, socket: &Socket, writer: &Mutex<()>) -> bool {
+    if !state.handover.swap(false, Ordering::SeqCst) {
+        return true;
+    }
+    let sources: Vec<Socket> =
+        state.sources.lock().unwrap_or_else(|p| p.into_inner()).iter().filter_map(|s| s.try_clone().ok()).collect();
+    let sources: Vec<&Socket> = sources.iter().collect();
+    // In slices, so that a test released meanwhile does not hold this thread for the whole bound.
+    let deadline = Instant::now() + DRAIN_CAP;
+    while state.download_turn.wait_drained(&sources, (Instant::now() + LIVENESS_EVERY).min(deadline)).is_none() {
+        if Instant::now() >= deadline || state.finished.load(Ordering::Relaxed) || state.stop.load(Ordering::Relaxed) {
+            break;
         }
     }
-    state.store(StreamRecord { cpu: Some(cpu.stop()), ..meter.finish(crate::tcp_info::tcp_stats(socket)) });
-    // Tell the client the data is complete, then let it close first (its close is its "all received").
-    let _ = socket.shutdown(std::net::Shutdown::Write);
-    let _ = socket.set_read_timeout(Some(CLOSE_WAIT));
-    let _ = socket.read(&mut [0u8; 64]);
+    let _guard = writer.lock().unwrap_or_else(|p| p.into_inner());
+    linkperf_proto::write_frame(&mut &*socket, &Message::Turn { token, flow: Flow::Upload }).is_ok()
 }
 
 /// Sets up a UDP stream asked for by a REGISTER datagram that reached the shared socket: a socket of its
@@ -208,7 +262,7 @@ pub(crate) fn register_udp(
     let _ = super::spawn_named("udp-stream", move || {
         udp_stream::acknowledge(&socket, token);
         let live = || shared.registry.is_live(token, Proto::Udp, Instant::now());
-        let bins = (state.interval_ns, state.resolution_ns());
+        let bins = (state.bins.interval_ns(), state.bins.resolution_ns());
         let stream = UdpStream {
             socket: &socket,
             token,
@@ -216,15 +270,15 @@ pub(crate) fn register_udp(
             bins,
             coalescing: state.coalescing,
             moved: Some(&state.received),
-            turn: Some(&state.download_turn),
-            quiet_end: udp_stream::quiet_end(Duration::from_nanos(state.interval_ns)),
+            turn: Some(state.download_turn.flag()),
+            quiet_end: udp_stream::quiet_end(state.bins.interval),
             limit: state.datagrams,
         };
         let cpu = CpuClock::start();
         let record = match header.flow {
-            Flow::Upload => stream.receive(&state.epoch, &mut || state.stop.load(Ordering::Relaxed) || !live()),
+            Flow::Upload => stream.receive(state.epoch.cell(), &mut || state.stop.load(Ordering::Relaxed) || !live()),
             Flow::Download => {
-                let epoch = *state.epoch.get_or_init(Instant::now);
+                let epoch = *state.epoch.cell().get_or_init(Instant::now);
                 stream.send(state.write_bytes, state.rate_bps, state.duration, epoch, &mut || !live())
             }
         };
@@ -235,41 +289,122 @@ pub(crate) fn register_udp(
 }
 
 /// Sends the client, as each interval ends, what the test's receiving streams read in it, until the test
-/// ends or the client asks for the report. Intervals start at the test's first byte on this host. Writes
-/// share `writer` with the session, so that frames never interleave.
+/// ends or the client asks for the report; and in an alternating test, the confirmation of each turn given
+/// to the upload ([`confirm_handover`]). Intervals start at the test's first byte on this host; intervals
+/// shorter than [`LIVE_INTERVAL_MIN`] are reported a few at a time. Writes share `writer` with the
+/// session, so that frames never interleave.
 pub(crate) fn report_intervals(token: u32, state: Arc<BulkState>, socket: Socket, writer: Arc<Mutex<()>>) {
     let over = || state.finished.load(Ordering::Relaxed) || state.stop.load(Ordering::Relaxed);
+    // Turns are confirmed within a poll of being drained; without turns, this thread wakes rarely.
+    let poll = if state.alternating { stream::TURN_POLL * 5 } else { Duration::from_millis(10) };
     let epoch = loop {
-        if over() {
+        if over() || !confirm_handover(token, &state, &socket, &writer) {
             return;
         }
         if let Some(epoch) = state.epoch.get() {
-            break *epoch;
+            break epoch;
         }
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(poll);
     };
-    let interval = Duration::from_nanos(state.interval_ns.max(1));
+    let requested = state.bins.interval;
+    let interval = requested
+        .saturating_mul(u32::try_from(LIVE_INTERVAL_MIN.as_nanos().div_ceil(requested.as_nanos().max(1))).unwrap_or(1));
     let (mut reported, mut k) = (0u64, 1u32);
     loop {
-        let due = epoch + interval * k;
+        let Some(due) = epoch.checked_add(interval.saturating_mul(k)) else { return };
         while Instant::now() < due {
-            if over() {
+            if over() || !confirm_handover(token, &state, &socket, &writer) {
                 return;
             }
-            std::thread::sleep((due - Instant::now()).min(Duration::from_millis(50)));
+            std::thread::sleep(
+                (due - Instant::now()).min(poll.max(Duration::from_millis(1))).min(Duration::from_millis(50)),
+            );
         }
         let total = state.received.load(Ordering::Relaxed);
         let message = Message::Interval {
             token,
-            start_s: (interval * (k - 1)).as_secs_f64(),
-            end_s: (interval * k).as_secs_f64(),
+            start_s: interval.saturating_mul(k - 1).as_secs_f64(),
+            end_s: interval.saturating_mul(k).as_secs_f64(),
             bytes: total - reported,
         };
         reported = total;
-        k += 1;
+        k = k.saturating_add(1);
         let _guard = writer.lock().unwrap_or_else(|p| p.into_inner());
         if over() || linkperf_proto::write_frame(&mut &socket, &message).is_err() {
             return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> TestRequest {
+        TestRequest::Throughput {
+            proto: Proto::Tcp,
+            connections: 2,
+            write_bytes: 4096,
+            duration_s: 1.0,
+            interval_s: 0.1,
+            buffer_bytes: None,
+            congestion: None,
+            discard: false,
+            rate_bps: None,
+            gso: false,
+            batch: 1,
+            alternating: true,
+            datagrams: None,
+        }
+    }
+
+    fn alternating_state() -> BulkState {
+        BulkState::for_request(&request(), None).expect("a throughput request")
+    }
+
+    fn pair() -> (Socket, Socket) {
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        (Socket::from(a), Socket::from(b))
+    }
+
+    #[test]
+    fn a_turn_given_to_the_upload_is_confirmed_once_the_sources_drained() {
+        let state = alternating_state();
+        assert!(!state.download_turn.is_mine(), "an alternating test starts with the upload");
+        state.give_turn(Flow::Download);
+        assert!(state.download_turn.is_mine());
+        // A source's socket holds data its peer has not read: the turn has not drained yet.
+        let (source, reader) = pair();
+        std::io::Write::write_all(&mut &source, &[0u8; 1000]).unwrap();
+        state.sources.lock().unwrap().push(source.try_clone().unwrap());
+        state.give_turn(Flow::Upload);
+        assert!(!state.download_turn.is_mine());
+        let (control, client) = pair();
+        let writer = Mutex::new(());
+        std::thread::scope(|scope| {
+            let confirming = scope.spawn(|| confirm_handover(7, &state, &control, &writer));
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!confirming.is_finished(), "confirmed before the data arrived");
+            std::io::Read::read_exact(&mut &reader, &mut [0u8; 1000]).unwrap();
+            assert!(confirming.join().unwrap());
+        });
+        let message = linkperf_proto::read_frame(&mut &client).unwrap();
+        assert_eq!(message, Message::Turn { token: 7, flow: Flow::Upload });
+        // Nothing more to confirm until the next handover.
+        assert!(confirm_handover(7, &state, &control, &writer));
+        client.set_nonblocking(true).unwrap();
+        assert!(linkperf_proto::read_frame(&mut &client).is_err(), "a second confirmation");
+    }
+
+    #[test]
+    fn hostile_intervals_and_durations_make_a_consistent_state() {
+        for (interval_s, duration_s) in [(1e-9, 5.0), (f64::MAX, 1.0), (f64::NAN, f64::INFINITY), (-1.0, -1.0)] {
+            let mut request = request();
+            if let TestRequest::Throughput { interval_s: i, duration_s: d, .. } = &mut request {
+                (*i, *d) = (interval_s, duration_s);
+            }
+            let state = BulkState::for_request(&request, None).expect("a state");
+            assert_eq!(state.bins.interval_ns() % state.bins.resolution_ns(), 0, "{interval_s} {duration_s}");
         }
     }
 }

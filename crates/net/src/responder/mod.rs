@@ -8,7 +8,6 @@
 
 mod bulk;
 
-pub(crate) use bulk::TURN_POLL;
 mod echo;
 mod registry;
 mod session;

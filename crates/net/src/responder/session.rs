@@ -153,8 +153,7 @@ impl Session<'_> {
             Message::ReportRequest { token } => self.report(token),
             Message::Turn { token, flow } => {
                 if let Some((state, _)) = self.shared.registry.bulk(self.id, token) {
-                    let download = flow == linkperf_core::throughput::Flow::Download;
-                    state.download_turn.store(download, std::sync::atomic::Ordering::Relaxed);
+                    state.give_turn(flow);
                 }
                 Ok(())
             }
