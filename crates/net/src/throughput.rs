@@ -365,7 +365,13 @@ fn run_streams(
                                 limit: spec.datagrams,
                             };
                             let mut ticker = Ticker::new(reporter, epoch);
-                            let mut cancelled = || ticker.tick(Instant::now());
+                            // Every stream stops on Ctrl-C (one reports progress), and a receiver that
+                            // stopped for it says so rather than end as if complete.
+                            let mut stopped = false;
+                            let mut cancelled = || {
+                                stopped |= ticker.tick(Instant::now()) || observer.cancelled();
+                                stopped
+                            };
                             let result = match flow {
                                 Flow::Upload => stream.send(
                                     size as usize,
@@ -377,6 +383,7 @@ fn run_streams(
                                 Flow::Download => stream.receive(first_byte, &mut cancelled),
                             };
                             match result {
+                                Ok(record) if stopped => (Some(record), Some(NetError::Interrupted)),
                                 Ok(record) => (Some(record), None),
                                 Err(e) => (None, Some(e)),
                             }
