@@ -1,11 +1,15 @@
 //! `DatagramTracker`: what a UDP receiver learns from sequence numbers and send times: datagrams received,
 //! out of order, duplicated, and the interarrival jitter of RFC 3550 (section 6.4.1, appendix A.8).
 //!
+//! The trend of the relative one-way delay is kept by a [`DelayTracker`] beside the counts.
+//!
 //! Times are passed in (nanoseconds on the receiver's clock; the sender's clock only as differences), so this
 //! is pure and tested with known answers. Loss is not decided here: it needs the sender's count, and is
 //! computed from both ends' figures by [`UdpStats::lost`].
 
 use serde::{Deserialize, Serialize};
+
+use crate::delay_trend::DelayTracker;
 
 /// How many sequence numbers behind the highest one a duplicate is still recognised.
 const WINDOW: u64 = 1 << 16;
@@ -29,6 +33,14 @@ pub struct UdpStats {
     /// Sender: datagrams handed to the kernel per send call, on average (GSO batches).
     #[serde(default)]
     pub datagrams_per_call: f64,
+    /// Sender: datagrams the sending host's own stack dropped (its queue was full: `ENOBUFS` on the send
+    /// call, counted for every datagram of the call, however many a GSO batch held). Included in `datagrams`.
+    #[serde(default)]
+    pub send_drops: u64,
+    /// Receiver: the trend of the relative one-way delay (`None` from an older peer, or with too few
+    /// arrivals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<crate::delay_trend::DelayTrend>,
 }
 
 impl UdpStats {
@@ -46,9 +58,10 @@ impl UdpStats {
 }
 
 /// Tracks the datagrams of one stream at its receiver.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct DatagramTracker {
     stats: UdpStats,
+    delay: DelayTracker,
     highest: Option<u64>,
     /// A ring of WINDOW bits: bit `s % WINDOW` is set when sequence number `s`, within WINDOW of the
     /// highest, has arrived. Advancing clears the bits of the numbers passed over, so each datagram costs
@@ -59,15 +72,23 @@ pub struct DatagramTracker {
 }
 
 impl DatagramTracker {
-    /// A tracker with nothing received.
-    pub fn new() -> Self {
-        Self { seen: vec![0; (WINDOW / 64) as usize], ..Self::default() }
+    /// A tracker with nothing received, for a stream reported every `interval_ns`.
+    pub fn new(interval_ns: u64) -> Self {
+        Self {
+            stats: UdpStats::default(),
+            delay: DelayTracker::new(interval_ns),
+            highest: None,
+            seen: vec![0; (WINDOW / 64) as usize],
+            last_transit: None,
+            jitter_ns: 0.0,
+        }
     }
 
-    /// Records a datagram with sequence number `sequence`, sent at `sent_ns` (sender's clock, wrapping at
-    /// 2^32 ns) and received at `received_ns` (receiver's clock).
-    pub fn record(&mut self, sequence: u64, sent_ns: u32, received_ns: u64) {
+    /// Records a datagram of `bytes` with sequence number `sequence`, sent at `sent_ns` (sender's clock,
+    /// wrapping at 2^32 ns) and received at `received_ns` (receiver's clock).
+    pub fn record(&mut self, sequence: u64, sent_ns: u32, received_ns: u64, bytes: u64) {
         self.stats.datagrams += 1;
+        self.delay.record(sent_ns, received_ns, bytes);
         match self.highest {
             Some(highest) if sequence <= highest => self.record_old(sequence, highest - sequence),
             _ => self.advance_to(sequence),
@@ -77,7 +98,7 @@ impl DatagramTracker {
 
     /// The figures so far.
     pub fn stats(&self) -> UdpStats {
-        UdpStats { jitter_us: self.jitter_ns / 1_000.0, ..self.stats.clone() }
+        UdpStats { jitter_us: self.jitter_ns / 1_000.0, delay: self.delay.trend(), ..self.stats.clone() }
     }
 
     fn record_old(&mut self, sequence: u64, behind: u64) {
@@ -141,8 +162,8 @@ mod tests {
     use super::*;
 
     fn track(sequences: &[u64]) -> UdpStats {
-        let mut t = DatagramTracker::new();
-        sequences.iter().for_each(|&s| t.record(s, (s * 1000) as u32, s * 1000));
+        let mut t = DatagramTracker::new(1_000_000_000);
+        sequences.iter().for_each(|&s| t.record(s, (s * 1000) as u32, s * 1000, 100));
         t.stats()
     }
 
@@ -200,18 +221,18 @@ mod tests {
     #[test]
     fn jitter_follows_the_rfc_3550_estimator() {
         // Transit times 0, 16, 0 us: |D| = 16 us twice. J1 = 16/16 = 1 us; J2 = 1 + (16 - 1)/16 = 1.9375 us.
-        let mut t = DatagramTracker::new();
-        t.record(0, 0, 1_000_000);
-        t.record(1, 1_000_000, 2_016_000);
-        t.record(2, 2_000_000, 3_000_000);
+        let mut t = DatagramTracker::new(1_000_000_000);
+        t.record(0, 0, 1_000_000, 100);
+        t.record(1, 1_000_000, 2_016_000, 100);
+        t.record(2, 2_000_000, 3_000_000, 100);
         assert!((t.stats().jitter_us - 1.9375).abs() < 1e-9, "{}", t.stats().jitter_us);
     }
 
     #[test]
     fn jitter_survives_the_send_clock_wrapping() {
-        let mut t = DatagramTracker::new();
-        t.record(0, u32::MAX - 499, 10_000);
-        t.record(1, 500, 11_000);
+        let mut t = DatagramTracker::new(1_000_000_000);
+        t.record(0, u32::MAX - 499, 10_000, 100);
+        t.record(1, 500, 11_000, 100);
         assert_eq!(t.stats().jitter_us, 0.0, "1000 ns apart on both clocks");
     }
 }

@@ -145,6 +145,7 @@ pub fn udp_row(offered: f64, achieved: f64, lost: u64) -> crate::run_result::Thr
             jitter_us: 12.5,
             stalls: 0,
             attribution: None,
+            delay: None,
         }),
         ..throughput_run().throughput[0].clone()
     }
@@ -202,6 +203,10 @@ pub fn ratesearch_run() -> RunResult {
         link: None,
         latency: Some(latency),
         latency_load: run.throughput[2].udp.clone(),
+        latency_probe_bps: None,
+        latency_probes_per_s: None,
+        sustainable_bps: None,
+        capacity: None,
     }];
     run
 }

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod counters;
 pub mod datagram_tracker;
 pub mod datasheet;
+pub mod delay_trend;
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;
 pub mod histogram;

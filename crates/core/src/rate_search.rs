@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::run_result::ThroughputSeries;
+use crate::spec::ThroughputSpec;
 
 /// Bytes of an Ethernet frame around its IP packet that RFC 2544 counts in a frame size: the 14-byte
 /// header and the 4-byte frame check sequence (preamble and gap are not part of a frame size).
@@ -15,9 +16,13 @@ pub const UDP_HEADER_BYTES: u64 = 8;
 /// The frame sizes RFC 2544 section 9.1 lists for Ethernet.
 pub const RFC2544_FRAME_SIZES: [u64; 7] = [64, 128, 256, 512, 1024, 1280, 1518];
 
-/// A trial's achieved sending rate below this share of the offered rate means the sender (not the link)
-/// fell short.
-pub const SENDER_SHORTFALL: f64 = 0.98;
+/// Share of its scheduled datagrams a trial's sender may miss, beyond the schedule's granularity, and still
+/// count as having offered the rate: short stalls of a shared machine.
+pub const SENDER_TOLERANCE: f64 = 0.02;
+
+/// Most of the rate found that the latency probes of RFC 2544 section 26.2 may take: they measure the
+/// latency at the rate, and must not make it (100 probes/s of 1472 bytes are more than a 1 Mbit/s link).
+pub const LATENCY_PROBE_SHARE: f64 = 0.1;
 
 /// The UDP payload carried by an Ethernet frame of `frame_bytes` (header and FCS included) over IPv4 or
 /// IPv6, or `None` when the frame cannot hold a UDP datagram at all.
@@ -34,27 +39,32 @@ pub enum Verdict {
     Pass,
     /// More loss than the tolerance.
     Loss,
-    /// The sender could not offer the rate (it fell more than 2 % short): the trial says nothing about the
-    /// link, and the rate counts as not reached.
+    /// The sender could not offer the rate (it sent fewer datagrams than its schedule held, beyond the
+    /// tolerance; see [`sender_fell_short`]) and nothing was lost: the rate is not reached, and the trial
+    /// shows only that the link carried what the sender did send.
     SenderLimited,
     /// Nothing was received, or the trial was cut short.
     Failed,
 }
 
 impl Verdict {
-    /// The verdict of a trial's sum series: sender shortfall first, then loss against `tolerance_percent`.
-    pub fn of(series: &ThroughputSeries, tolerance_percent: f64) -> Self {
+    /// The verdict of a trial's sum series, run as `trial`: loss against `tolerance_percent` first (a
+    /// sender that fell short offered less than the rate, so a loss then fails the rate all the more), then
+    /// sender shortfall.
+    pub fn of(series: &ThroughputSeries, tolerance_percent: f64, trial: &ThroughputSpec) -> Self {
         let Some(udp) = series.udp.as_ref() else { return Verdict::Failed };
         if !series.complete || udp.sent == 0 {
             return Verdict::Failed;
         }
-        if sender_fell_short(series) {
+        // Loss first: a link that lost datagrams when offered less than the rate fails the rate too.
+        match udp.loss_percent {
+            Some(loss) if loss <= tolerance_percent => {}
+            _ => return Verdict::Loss,
+        }
+        if sender_fell_short(series, trial) {
             return Verdict::SenderLimited;
         }
-        match udp.loss_percent {
-            Some(loss) if loss <= tolerance_percent => Verdict::Pass,
-            _ => Verdict::Loss,
-        }
+        Verdict::Pass
     }
 
     /// The lowercase name.
@@ -68,13 +78,154 @@ impl Verdict {
     }
 }
 
-/// Whether a UDP series' sender achieved less than [`SENDER_SHORTFALL`] of the offered rate.
-pub fn sender_fell_short(series: &ThroughputSeries) -> bool {
-    let offered = series.udp.as_ref().and_then(|u| u.offered_bps);
-    match (offered, series.sender_bps) {
-        (Some(offered), Some(achieved)) => achieved < offered * SENDER_SHORTFALL,
-        (Some(_), None) => true,
-        _ => false,
+/// Whether a UDP series' senders, run as `trial`, sent fewer datagrams than their schedule held: counted
+/// in datagrams, not as a rate, so that it holds for trials of a few datagrams. Each stream's schedule holds
+/// `ceil(duration x rate / datagram bits)` datagrams; a sender may miss [`SENDER_TOLERANCE`] of them, plus
+/// per stream the schedule's granularity: one batch of datagrams handed to the kernel in one call, and one
+/// datagram for where the duration cuts the schedule. An unpaced series never falls short.
+pub fn sender_fell_short(series: &ThroughputSeries, trial: &ThroughputSpec) -> bool {
+    let Some(udp) = series.udp.as_ref() else { return false };
+    let Some(offered) = udp.offered_bps.filter(|o| *o > 0.0) else { return false };
+    let streams = f64::from(trial.streams.max(1));
+    let size = series.size_bytes.max(1);
+    let per_stream = offered / streams;
+    let due = (trial.duration_s * per_stream / (size as f64 * 8.0)).ceil() * streams;
+    let granularity = streams * (trial.datagrams_per_call(size, Some(per_stream)) as f64 + 1.0);
+    (udp.sent as f64) < due * (1.0 - SENDER_TOLERANCE) - granularity
+}
+
+/// What one trial of a rate search showed: its verdict, whether a queue grew, and what the receiver saw
+/// arrive when the offered rate was more than the path carried.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrialOutcome {
+    /// The verdict on loss.
+    pub verdict: Verdict,
+    /// Whether the relative one-way delay grew (`None`: not known, e.g. from an older responder).
+    pub growing: Option<bool>,
+    /// The arrival rate at the receiver, bits per second of payload: the path's capacity when the trial
+    /// lost datagrams or grew a queue (the bottleneck then sends without pause).
+    pub arrival_bps: Option<f64>,
+    /// The rate the sender achieved, bits per second of payload (of the slowest flow).
+    pub sent_bps: Option<f64>,
+}
+
+impl TrialOutcome {
+    /// Whether the trial offered more than the path carried: it lost datagrams or grew a queue.
+    pub fn over_capacity(&self) -> bool {
+        matches!(self.verdict, Verdict::Loss) || (self.verdict == Verdict::Pass && self.growing == Some(true))
+    }
+
+    /// Whether the rate held: no loss beyond the tolerance and no queue growth.
+    pub fn sustained(&self) -> bool {
+        self.verdict == Verdict::Pass && self.growing == Some(false)
+    }
+}
+
+/// The search of a rate search: the RFC 2544 zero-loss rate by a [`BinarySearch`], and beside it, in the
+/// same trials, the sustainable rate (the highest that passed without queue growth). Once a trial offered
+/// more than the path carried, its arrival rate estimates the capacity, and one trial just below that
+/// estimate (by half the precision) is tried; it lies inside the zero-loss search's range as a rule and
+/// narrows it too, so the two figures cost at most one trial more than the zero-loss rate alone.
+#[derive(Debug, Clone)]
+pub struct RateSearch {
+    zero_loss: BinarySearch,
+    precision: f64,
+    sustained: Option<f64>,
+    /// The lowest rate that lost or grew a queue.
+    unsustained: Option<f64>,
+    /// The capacity estimate and the offered rate of the trial it came from.
+    capacity: Option<(f64, f64)>,
+    hinted: bool,
+    trials: u32,
+    max_trials: u32,
+}
+
+impl RateSearch {
+    /// A search between `min_bps` and `max_bps` to `precision`, as [`BinarySearch::new`].
+    pub fn new(min_bps: f64, max_bps: f64, precision: f64) -> Self {
+        Self {
+            zero_loss: BinarySearch::new(min_bps, max_bps, precision),
+            precision,
+            sustained: None,
+            unsustained: None,
+            capacity: None,
+            hinted: false,
+            trials: 0,
+            max_trials: Self::max_trials(min_bps, max_bps, precision),
+        }
+    }
+
+    /// The most trials a search can take: the zero-loss search's, and the trial at the capacity estimate.
+    pub fn max_trials(min_bps: f64, max_bps: f64, precision: f64) -> u32 {
+        BinarySearch::max_trials(min_bps, max_bps, precision) + 1
+    }
+
+    /// The rate of the next trial, or `None` when the search is over (at the latest after
+    /// [`RateSearch::max_trials`], however many trials were sender-limited).
+    pub fn next(&self) -> Option<f64> {
+        if self.trials >= self.max_trials {
+            return None;
+        }
+        self.hint().or_else(|| self.zero_loss.next())
+    }
+
+    /// The trial just below the capacity estimate, while it is owed: the sustainable rate is not yet
+    /// within the precision of the estimate, and the rate lies between what held and what did not.
+    fn hint(&self) -> Option<f64> {
+        let (capacity, _) = self.capacity.filter(|_| !self.hinted)?;
+        let rate = capacity * (1.0 - self.precision / 2.0);
+        let resolved = self.sustained.is_some_and(|s| s >= capacity * (1.0 - self.precision));
+        let open = rate > self.sustained.unwrap_or(0.0) && self.unsustained.is_none_or(|u| rate < u);
+        (!resolved && open && rate >= self.zero_loss.min_bps).then_some(rate)
+    }
+
+    /// Records the outcome of the trial at `rate` (the last [`RateSearch::next`]). A sender-limited trial
+    /// leaves the offered rate not reached, and counts as a pass at the rate its sender achieved (the link
+    /// carried that much); it estimates no capacity (its arrivals follow the sender's pauses).
+    pub fn record(&mut self, rate: f64, outcome: TrialOutcome) {
+        self.trials += 1;
+        if self.hint() == Some(rate) {
+            self.hinted = true;
+        }
+        if let (Verdict::SenderLimited, Some(sent)) = (outcome.verdict, outcome.sent_bps) {
+            // The offered rate was not reached (it stays out of reach for the search, which so moves on);
+            // the link carried what was sent.
+            self.zero_loss.record_at(rate, Verdict::SenderLimited);
+            if sent > 0.0 && sent < rate {
+                self.zero_loss.record_at(sent, Verdict::Pass);
+                if outcome.growing == Some(false) {
+                    self.sustained = Some(self.sustained.map_or(sent, |s| s.max(sent)));
+                }
+            }
+            return;
+        }
+        self.zero_loss.record_at(rate, outcome.verdict);
+        if outcome.sustained() {
+            self.sustained = Some(self.sustained.map_or(rate, |s| s.max(rate)));
+        } else if outcome.over_capacity() {
+            self.unsustained = Some(self.unsustained.map_or(rate, |u| u.min(rate)));
+            // The trial offered closest above the capacity estimates it best.
+            if let Some(arrived) = outcome.arrival_bps.filter(|a| *a > 0.0 && *a < rate) {
+                if self.capacity.is_none_or(|(_, offered)| rate < offered) {
+                    self.capacity = Some((arrived, rate));
+                }
+            }
+        }
+    }
+
+    /// The RFC 2544 zero-loss rate: the highest rate that passed.
+    pub fn zero_loss(&self) -> Option<f64> {
+        self.zero_loss.best()
+    }
+
+    /// The sustainable rate: the highest rate that passed without queue growth.
+    pub fn sustainable(&self) -> Option<f64> {
+        self.sustained
+    }
+
+    /// The capacity estimate and the offered rate of the trial it came from.
+    pub fn capacity(&self) -> Option<(f64, f64)> {
+        self.capacity
     }
 }
 
@@ -125,7 +276,14 @@ impl BinarySearch {
 
     /// Records the outcome of the trial at [`BinarySearch::next`] and chooses the one after.
     pub fn record(&mut self, verdict: Verdict) {
-        let Some(rate) = self.next else { return };
+        if let Some(rate) = self.next {
+            self.record_at(rate, verdict);
+        }
+    }
+
+    /// Records the outcome of a trial at any `rate` in the range (not only [`BinarySearch::next`]), and
+    /// chooses the next.
+    pub fn record_at(&mut self, rate: f64, verdict: Verdict) {
         self.tried_min |= rate <= self.min_bps;
         if verdict == Verdict::Pass {
             self.best = Some(self.best.map_or(rate, |b| b.max(rate)));
@@ -237,7 +395,8 @@ pub struct ZeroLossRate {
     pub frame_bytes: Option<u64>,
     /// The UDP payload of each datagram.
     pub payload_bytes: u64,
-    /// The highest offered rate that passed, in bits per second of UDP payload (`None`: none passed).
+    /// The highest rate that passed, in bits per second of UDP payload (`None`: none passed): an offered
+    /// rate, or the rate a sender-limited sender achieved without loss.
     pub rate_bps: Option<f64>,
     /// The same rate in datagrams (frames) per second.
     pub packets_per_s: Option<f64>,
@@ -264,6 +423,28 @@ pub struct ZeroLossRate {
     /// The UDP figures of the load during the latency trial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_load: Option<crate::run_result::UdpSeries>,
+    /// The probes' own rate in the latency trial, bits per second of UDP payload (part of the rate found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_probe_bps: Option<f64>,
+    /// The probes sent per second in the latency trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_probes_per_s: Option<f64>,
+    /// The sustainable rate: the highest offered rate that passed with no queue growth (docs/metrics.md,
+    /// "Sustainable rate"), bits per second of UDP payload (`None`: none did, or growth was not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustainable_bps: Option<f64>,
+    /// An estimate of the path's capacity that no queue inflates, with its method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityEstimate>,
+}
+
+/// A capacity estimate and how it was made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityEstimate {
+    /// Bits per second of UDP payload.
+    pub bps: f64,
+    /// How it was measured, in words and numbers.
+    pub method: String,
 }
 
 #[cfg(test)]
@@ -363,14 +544,108 @@ mod tests {
     #[test]
     fn verdicts_separate_sender_shortfall_from_loss() {
         use crate::run_result::UdpSeries;
+        // The fixture's rows are 2 s trials of 1472-byte datagrams on one stream.
+        let trial = ThroughputSpec { duration_s: 2.0, ..ThroughputSpec::default() };
         let mut series = crate::fixture::udp_row(100e6, 99.5e6, 0);
-        assert_eq!(Verdict::of(&series, 0.0), Verdict::Pass);
+        assert_eq!(Verdict::of(&series, 0.0, &trial), Verdict::Pass);
         series.udp = Some(UdpSeries { lost: 1, loss_percent: Some(0.1), ..series.udp.clone().expect("udp") });
-        assert_eq!(Verdict::of(&series, 0.0), Verdict::Loss);
-        assert_eq!(Verdict::of(&series, 0.5), Verdict::Pass);
-        series.sender_bps = Some(90e6);
-        assert_eq!(Verdict::of(&series, 0.5), Verdict::SenderLimited);
+        assert_eq!(Verdict::of(&series, 0.0, &trial), Verdict::Loss);
+        assert_eq!(Verdict::of(&series, 0.5, &trial), Verdict::Pass);
+        let short = crate::fixture::udp_row(100e6, 90e6, 0);
+        assert_eq!(Verdict::of(&short, 0.5, &trial), Verdict::SenderLimited);
+        let short_and_lossy = crate::fixture::udp_row(100e6, 90e6, 100);
+        assert_eq!(Verdict::of(&short_and_lossy, 0.0, &trial), Verdict::Loss, "loss at less than the rate");
         series.complete = false;
-        assert_eq!(Verdict::of(&series, 0.5), Verdict::Failed);
+        assert_eq!(Verdict::of(&series, 0.5, &trial), Verdict::Failed);
+    }
+
+    fn row_of(offered: f64, sent: u64) -> ThroughputSeries {
+        let mut row = crate::fixture::udp_row(offered, offered, 0);
+        row.udp = row.udp.map(|u| crate::run_result::UdpSeries { sent, received: sent, ..u });
+        row
+    }
+
+    #[test]
+    fn a_trial_of_a_few_datagrams_is_judged_by_its_count() {
+        // 200 kbit/s of 1472-byte datagrams for 2 s: 33.97 due, so the schedule holds 34. Its rate over the
+        // first-to-last datagram looked 3 % short; the count is whole.
+        let trial = ThroughputSpec { duration_s: 2.0, ..ThroughputSpec::default() };
+        assert!(!sender_fell_short(&row_of(200e3, 35), &trial));
+        assert!(!sender_fell_short(&row_of(200e3, 32), &trial), "one datagram of granularity, 2 % of tolerance");
+        assert!(sender_fell_short(&row_of(200e3, 30), &trial));
+        // At 1 Gbit/s a batch spans 4 datagrams (50 us of schedule): 169 837 due, 2 % and 5 may be missing.
+        let due = (2.0 * 1e9 / 11776.0f64).ceil();
+        assert!(!sender_fell_short(&row_of(1e9, (due * 0.98 - 5.0).ceil() as u64), &trial));
+        assert!(sender_fell_short(&row_of(1e9, (due * 0.98 - 6.0).floor() as u64), &trial));
+        // Two streams share the rate, and each has its own granularity.
+        let two = ThroughputSpec { streams: 2, ..trial };
+        assert!(!sender_fell_short(&row_of(400e3, 64), &two));
+    }
+
+    /// Runs a two-figure search against a link of `capacity` whose queue absorbs `excess` (a fraction of
+    /// the capacity) over a trial without loss, and whose receiver sees the capacity when offered more.
+    fn two_rates(min: f64, max: f64, capacity: f64, excess: f64) -> (RateSearch, Vec<f64>) {
+        let mut search = RateSearch::new(min, max, 0.01);
+        let mut tried = Vec::new();
+        while let Some(rate) = search.next() {
+            tried.push(rate);
+            let verdict = if rate <= capacity * (1.0 + excess) { Verdict::Pass } else { Verdict::Loss };
+            let growing = Some(rate > capacity);
+            let arrival_bps = Some(rate.min(capacity));
+            search.record(rate, TrialOutcome { verdict, growing, arrival_bps, sent_bps: Some(rate) });
+            assert!(tried.len() < 100, "the search ends");
+        }
+        (search, tried)
+    }
+
+    #[test]
+    fn a_deep_queue_lifts_the_zero_loss_rate_but_not_the_sustainable_one() {
+        // 51.53 Mbit/s of capacity, a queue that hides 3.2 % more for a trial (issue 10's 53 Mbit/s link).
+        let capacity = 51.53e6;
+        let (search, tried) = two_rates(0.6e6, 60e6, capacity, 0.032);
+        let zero_loss = search.zero_loss().expect("a zero-loss rate");
+        let sustainable = search.sustainable().expect("a sustainable rate");
+        assert!(zero_loss > capacity * 1.02 && zero_loss <= capacity * 1.032, "{zero_loss} after {tried:?}");
+        assert!(sustainable <= capacity && sustainable >= capacity * 0.99, "{sustainable} after {tried:?}");
+        assert!((tried[1] - capacity * 0.995).abs() < 1.0, "the second trial is just below the estimate: {tried:?}");
+        assert_eq!(search.capacity().map(|(c, _)| c), Some(capacity));
+        assert!(tried.len() as u32 <= RateSearch::max_trials(0.6e6, 60e6, 0.01), "{tried:?}");
+        // No more trials than the zero-loss search alone took before (a bound of 1/1000 of the maximum).
+        assert!(tried.len() as u32 <= BinarySearch::max_trials(0.06e6, 60e6, 0.01), "{tried:?}");
+    }
+
+    #[test]
+    fn without_a_queue_both_rates_are_the_capacity() {
+        let (search, tried) = two_rates(0.3e6, 30e6, 20e6, 0.0);
+        let (zero_loss, sustainable) = (search.zero_loss().expect("rate"), search.sustainable().expect("rate"));
+        assert!(zero_loss <= 20e6 && zero_loss >= 20e6 * 0.99, "{tried:?}");
+        assert!(sustainable <= 20e6 && sustainable >= 20e6 * 0.99, "{tried:?}");
+        // A bound below the capacity passes at once and holds: one trial.
+        let (search, tried) = two_rates(0.1e6, 10e6, 20e6, 0.0);
+        assert_eq!((search.zero_loss(), search.sustainable(), tried.len()), (Some(10e6), Some(10e6), 1));
+    }
+
+    #[test]
+    fn a_sender_that_falls_short_passes_what_it_sent_and_the_search_stays_bounded() {
+        let mut search = RateSearch::new(1e6, 100e6, 0.01);
+        let limited = |sent: f64| TrialOutcome {
+            verdict: Verdict::SenderLimited,
+            growing: Some(false),
+            arrival_bps: Some(sent),
+            sent_bps: Some(sent),
+        };
+        search.record(100e6, limited(80e6));
+        assert_eq!((search.zero_loss(), search.sustainable()), (Some(80e6), Some(80e6)));
+        // The search goes on between what was sent and what was not reached.
+        assert!(search.next().is_some_and(|next| next > 80e6 && next < 100e6), "{:?}", search.next());
+        // A sender that never gets further ends the search within its bound.
+        let mut trials = 1;
+        while let Some(rate) = search.next() {
+            search.record(rate, limited(80e6));
+            trials += 1;
+        }
+        assert!(trials <= RateSearch::max_trials(1e6, 100e6, 0.01), "{trials}");
+        assert_eq!(search.zero_loss(), Some(80e6));
+        assert_eq!(search.capacity(), None, "a sender's pauses are not the link's capacity");
     }
 }

@@ -277,6 +277,10 @@ pub struct UdpSeries {
     /// Where the lost datagrams were lost, as far as the hosts' counters tell (sums only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attribution: Option<LossAttribution>,
+    /// The trend of the relative one-way delay at the receiver: growth, the queue it implies, the arrival
+    /// rate (for a sum: the largest growth, queues and rates summed). docs/metrics.md, "Delay growth".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<crate::delay_trend::DelayTrend>,
 }
 
 /// Lost datagrams by where they were lost, from the counter deltas of both hosts. The counters count every
@@ -294,15 +298,24 @@ pub struct LossAttribution {
 }
 
 impl LossAttribution {
-    /// Splits `lost` datagrams using the sending and receiving hosts' counter deltas.
-    pub fn split(lost: u64, sender: &crate::counters::HostCounters, receiver: &crate::counters::HostCounters) -> Self {
+    /// Splits `lost` datagrams using the datagrams the senders saw their own host drop (`sender_drops`,
+    /// counted per datagram, GSO batches included) and the sending and receiving hosts' counter deltas
+    /// (`SndbufErrors` counts a send call, however many datagrams it held).
+    pub fn split(
+        lost: u64,
+        sender_drops: u64,
+        sender: &crate::counters::HostCounters,
+        receiver: &crate::counters::HostCounters,
+    ) -> Self {
         let mut left = lost;
         let mut take = |count: u64| {
             let taken = count.min(left);
             left -= taken;
             taken
         };
-        let sending = sender.udp_sndbuf_errors + sender.interface.as_ref().map_or(0, |i| i.tx_dropped + i.tx_errors);
+        let sending = sender_drops
+            + sender.udp_sndbuf_errors
+            + sender.interface.as_ref().map_or(0, |i| i.tx_dropped + i.tx_errors);
         let interface = receiver.interface.as_ref().map_or(0, |i| i.rx_dropped + i.rx_fifo + i.rx_errors)
             + receiver.softnet_dropped;
         let sending_host = take(sending);
@@ -358,16 +371,19 @@ mod tests {
         let sender = HostCounters { udp_sndbuf_errors: 2, ..HostCounters::default() };
         let interface = InterfaceCounters { name: "eth0".into(), rx_fifo: 30, ..InterfaceCounters::default() };
         let receiver = HostCounters { udp_rcvbuf_errors: 50, interface: Some(interface), ..HostCounters::default() };
-        let split = LossAttribution::split(100, &sender, &receiver);
+        let split = LossAttribution::split(100, 0, &sender, &receiver);
         assert_eq!(
             split,
             LossAttribution { sending_host: 2, receiver_socket_buffer: 50, receiving_interface: 30, path: 18 }
         );
-        let capped = LossAttribution::split(10, &sender, &receiver);
+        let capped = LossAttribution::split(10, 0, &sender, &receiver);
         assert_eq!(
             capped,
             LossAttribution { sending_host: 2, receiver_socket_buffer: 8, receiving_interface: 0, path: 0 }
         );
+        // A sender that saw 64 datagrams of its GSO batches dropped by its own host: all of them there.
+        let batched = LossAttribution::split(70, 64, &sender, &HostCounters::default());
+        assert_eq!(batched, LossAttribution { sending_host: 66, path: 4, ..LossAttribution::default() });
     }
 
     #[test]

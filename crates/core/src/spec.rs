@@ -249,6 +249,23 @@ fn default_batch() -> u32 {
     DEFAULT_UDP_BATCH
 }
 
+/// The lowest offered UDP rate, bits per second of payload, per stream: a 16-byte datagram every 1.3 s.
+/// Slower than this is no link measurement; a mistyped rate (`0.001`) would pace one datagram a season.
+pub const MIN_UDP_RATE_BPS: f64 = 100.0;
+
+/// A usage problem with a UDP rate of `bps` bits per second per stream, for `what` (an option's name).
+pub fn udp_rate_problem(what: &str, bps: f64) -> Option<String> {
+    (!(bps.is_finite() && bps >= MIN_UDP_RATE_BPS)).then(|| {
+        format!("{what} must be at least {MIN_UDP_RATE_BPS} bit/s per stream (a datagram every second or so), not {bps} bit/s")
+    })
+}
+
+/// How long a paced batch of datagrams may span on its schedule: longer batches would be bursts at the
+/// scale of the schedule.
+pub const BATCH_SPAN_NS: u64 = 50_000;
+/// Largest buffer the kernel accepts for one GSO send.
+pub const GSO_BUFFER_BYTES: u64 = 65_000;
+
 /// Datagrams per send call by default: what fits one 64 KiB GSO buffer at 1472 bytes is 44; 32 keeps pacing
 /// fine-grained while taking most of the gain.
 pub const DEFAULT_UDP_BATCH: u32 = 32;
@@ -282,6 +299,24 @@ impl ThroughputSpec {
     /// streams, in bits per second; `None` when unpaced.
     pub fn stream_rate_bps(&self, size: u64) -> Option<f64> {
         self.rate.map(|rate| rate.bps_for(size) / f64::from(self.streams))
+    }
+
+    /// A usage problem with the offered rate (`what`: its option's name): a stream paced below
+    /// [`MIN_UDP_RATE_BPS`] at any size.
+    pub fn rate_problem(&self, what: &str) -> Option<String> {
+        self.sizes_bytes.iter().find_map(|&size| udp_rate_problem(what, self.stream_rate_bps(size)?))
+    }
+
+    /// Datagrams of `size` bytes a UDP sender at `stream_rate_bps` (`None`: unpaced) hands the kernel per
+    /// send call: at most `batch` and what fits one GSO buffer, and when paced, what spans at most
+    /// [`BATCH_SPAN_NS`] of its schedule (so 1 below 235 Mbit/s of 1472-byte datagrams).
+    pub fn datagrams_per_call(&self, size: u64, stream_rate_bps: Option<f64>) -> u64 {
+        let mut batch = u64::from(self.batch).clamp(1, (GSO_BUFFER_BYTES / size.max(1)).max(1));
+        if let Some(rate) = stream_rate_bps.filter(|r| *r > 0.0) {
+            let gap_ns = (size as f64 * 8.0 / rate * 1e9).max(1.0);
+            batch = batch.min(((BATCH_SPAN_NS as f64 / gap_ns) as u64).max(1));
+        }
+        batch
     }
 }
 
@@ -339,10 +374,10 @@ pub struct RateSearchSpec {
     pub frames_bytes: Option<Vec<u64>>,
     /// Highest loss, in percent of datagrams sent, for a trial to pass.
     pub loss_tolerance_percent: f64,
-    /// Lowest rate searched, bits per second of UDP payload (`None`: 1/1000 of the highest).
+    /// Lowest rate searched, bits per second of UDP payload (`None`: 1/100 of the highest).
     pub min_bps: Option<f64>,
-    /// Highest rate searched (`None`: the link's payload rate, or else the sender's unpaced rate, measured
-    /// first).
+    /// Highest rate searched (`None`: the payload rate of the link given, else measured first by trains
+    /// of back-to-back datagrams).
     pub max_bps: Option<f64>,
     /// Resolution of the search, as a fraction of the rate found.
     pub precision: f64,
@@ -352,18 +387,16 @@ pub struct RateSearchSpec {
     pub latency_probes_per_s: f64,
 }
 
-/// The length of the unpaced trial that finds the sender's highest rate when no upper bound is known.
-pub const SENDER_PROBE_S: f64 = 2.0;
-
 impl RateSearchSpec {
     /// The trial at offered rate `rate_bps`.
     pub fn trial_at(&self, rate_bps: f64) -> ThroughputSpec {
         ThroughputSpec { rate: Some(crate::units::OfferedRate::BitsPerSecond(rate_bps)), ..self.trial.clone() }
     }
 
-    /// The lowest rate searched below an upper bound of `max_bps`.
+    /// The lowest rate searched below an upper bound of `max_bps`: `--min`, else 1/100 of the bound. The
+    /// bound is measured (or given), so the rate sought lies within two decades below it.
     pub fn min_for(&self, max_bps: f64) -> f64 {
-        self.min_bps.unwrap_or(max_bps / 1000.0)
+        self.min_bps.unwrap_or(max_bps / 100.0)
     }
 
     /// The longest the searches can take, in seconds, once their upper bounds are known (one per size):
@@ -373,14 +406,9 @@ impl RateSearchSpec {
         let latency = if self.latency_probes_per_s > 0.0 { 1 } else { 0 };
         let trials: u32 = max_bps
             .iter()
-            .map(|&max| crate::rate_search::BinarySearch::max_trials(self.min_for(max), max, self.precision) + latency)
+            .map(|&max| crate::rate_search::RateSearch::max_trials(self.min_for(max), max, self.precision) + latency)
             .sum();
         f64::from(trials) * per_trial
-    }
-
-    /// How long measuring the sender's unpaced rate takes, per size, when no upper bound is given.
-    pub fn probe_time_s(&self) -> f64 {
-        SENDER_PROBE_S + TRIAL_OVERHEAD_S + self.settle_s
     }
 }
 

@@ -49,7 +49,8 @@ pub fn combine(
         sum.client_counters = Some(counters.client.clone());
         sum.responder_counters = counters.responder.clone();
         if let (Some(udp), (Some(sending), Some(receiving))) = (sum.udp.as_mut(), counters.by_end(flow)) {
-            udp.attribution = Some(LossAttribution::split(udp.lost, sending, receiving));
+            let drops = senders.iter().filter_map(|s| s.udp.as_ref()).map(|u| u.send_drops).sum();
+            udp.attribution = Some(LossAttribution::split(udp.lost, drops, sending, receiving));
         }
         series.push(sum);
         if receivers.len() > 1 {
@@ -125,6 +126,7 @@ fn udp_series(
         jitter_us: 0.0,
         stalls: 0,
         attribution: None,
+        delay: None,
     };
     for sender in senders {
         let sent = sender.udp.clone().unwrap_or_default();
@@ -139,6 +141,7 @@ fn udp_series(
         series.jitter_us = series.jitter_us.max(received.jitter_us);
     }
     series.loss_percent = (series.sent > 0).then(|| series.lost as f64 * 100.0 / series.sent as f64);
+    series.delay = crate::delay_trend::DelayTrend::sum(receivers.iter().filter_map(|r| r.udp.as_ref()?.delay.as_ref()));
     Some(series)
 }
 

@@ -248,15 +248,20 @@ fn ctrl_c_stops_a_rate_search_with_the_best_rate_so_far() {
     let found = &result["rate_search"][0];
     assert_eq!(found["complete"], false, "{found}");
     assert!(found["trials"].as_u64().unwrap() >= 2, "{found}");
-    // The result is the highest rate of the finished trials that passed: no loss, and the sender kept up.
-    let passed = result["throughput"].as_array().unwrap().iter().filter(|t| {
-        let offered = t["udp"]["offered_bps"].as_f64().unwrap();
-        t["complete"] == true
-            && t["udp"]["lost"] == 0
-            && t["sender_bps"].as_f64().is_some_and(|sent| sent >= offered * 0.98)
-    });
-    let best = passed.map(|t| t["udp"]["offered_bps"].as_f64().unwrap()).reduce(f64::max);
-    assert_eq!(found["rate_bps"].as_f64(), best, "{found}");
+    // The result is a rate of a finished trial that lost nothing: its offered rate when the sender kept
+    // up, else the rate the sender achieved (the link carried that much); at least every offered rate whose
+    // sender clearly kept up, at most the highest offered rate that lost nothing.
+    let passed: Vec<(f64, f64)> = result["throughput"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["complete"] == true && t["udp"]["lost"] == 0)
+        .map(|t| (t["udp"]["offered_bps"].as_f64().unwrap(), t["sender_bps"].as_f64().unwrap_or(0.0)))
+        .collect();
+    let rate = found["rate_bps"].as_f64().unwrap();
+    assert!(passed.iter().any(|&(offered, sent)| rate == offered || rate == sent), "{found}");
+    assert!(passed.iter().all(|&(offered, sent)| sent < offered * 0.999 || rate >= offered), "{found}");
+    assert!(passed.iter().any(|&(offered, _)| rate <= offered), "{found}");
 }
 
 #[test]

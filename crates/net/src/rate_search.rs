@@ -1,17 +1,21 @@
 //! The zero-loss rate search (RFC 2544 sections 26.1 and 26.2): per datagram size, a binary search over
-//! offered UDP rates for the highest whose loss is within the tolerance, then round-trip probes sent
-//! alongside a last trial at the rate found.
+//! offered UDP rates for the highest whose loss is within the tolerance, and in the same trials the
+//! sustainable rate (no loss and no queue growth); then round-trip probes sent alongside a last trial at
+//! the rate found.
 //!
-//! The upper bound is `--max`, else the link's payload rate (given, or the interface's speed), else the
-//! sender's unpaced rate, measured first in a short trial per size. The longest the searches can take is
-//! announced before they start. A trial whose sender fell short of the offered rate is marked
+//! The upper bound is `--max`, else the payload rate of a `--link-rate`, else measured: trains of
+//! back-to-back datagrams, each longer than the last until their arrivals span [`PROBE_SPAN_S`], whose
+//! arrival rate at the receiver is what the path carries (the interface's speed caps it, as a hint only:
+//! virtual and many USB or radio interfaces report a speed they do not have). The longest the searches can
+//! take is announced before they start. A trial whose sender fell short of the offered rate is marked
 //! sender-limited and counts as not reached, never as loss on the link.
 
 use std::time::Duration;
 
-use linkperf_core::rate_search::{BinarySearch, Verdict, ZeroLossRate};
+use linkperf_core::rate_search::{
+    CapacityEstimate, RateSearch, TrialOutcome, Verdict, ZeroLossRate, LATENCY_PROBE_SHARE,
+};
 use linkperf_core::run_result::ThroughputSeries;
-use linkperf_core::spec::SENDER_PROBE_S;
 use linkperf_core::units::format_seconds;
 use linkperf_core::{LatencySpec, Proto, RateSearchSpec, Series, StopCondition, ThroughputSpec, WaitMode};
 
@@ -36,11 +40,14 @@ pub fn run_rate_search(
     spec: &RateSearchSpec,
     observer: &dyn Observer,
 ) -> Result<RateSearchRun, NetError> {
+    let started = std::time::Instant::now();
     let (mut control, trials) = open_udp_trials(target, key, &spec.trial)?;
-    let mut search = Search { target, key, spec, observer: &WithoutIntervals(observer), trials, results: Vec::new() };
+    let observer = &WithoutIntervals(observer);
+    let mut search = Search { target, key, spec, observer, trials, results: Vec::new(), trains: Vec::new() };
     let Some(bounds) = search.upper_bounds(&mut control)? else { return Ok(search.finish()) };
     let maxes: Vec<f64> = bounds.iter().map(|(max, _)| *max).collect();
-    let total = spec.time_bound_s(&maxes);
+    // The bound counts from the start of the run: the probes of the path are part of it.
+    let total = spec.time_bound_s(&maxes) + started.elapsed().as_secs_f64();
     let per_trial = spec.trial.duration_s + linkperf_core::spec::TRIAL_OVERHEAD_S + spec.settle_s;
     search.observer.announce(&format!(
         "ratesearch: {} size(s), at most {} trials of {} s, {} s apart: done within {}",
@@ -67,7 +74,31 @@ struct Search<'a> {
     observer: &'a dyn Observer,
     trials: MeasuredRun<ThroughputSeries>,
     results: Vec<ZeroLossRate>,
+    /// The last probe train of each size, when the bound was measured.
+    trains: Vec<Option<Train>>,
 }
+
+/// What a train of back-to-back datagrams showed: its length and the receiver's arrival rate.
+#[derive(Debug, Clone, Copy)]
+struct Train {
+    datagrams: u64,
+    arrival_bps: f64,
+    span_s: f64,
+}
+
+/// How long the arrivals of a probe train must span for its rate to be trusted: a token bucket's burst
+/// (or an interface's own batching) lets the head of a train through faster than the path's rate, and a
+/// longer train dilutes that head.
+pub const PROBE_SPAN_S: f64 = 0.2;
+/// The first train's length: short enough to cross a 9600 bit/s link in a second in 64-byte frames.
+const FIRST_TRAIN: u64 = 8;
+/// The longest train (96 MB of 1472-byte datagrams).
+const LONGEST_TRAIN: u64 = 1 << 16;
+/// Most a train grows over the last, so that a head passed at line rate does not make the next train huge.
+const TRAIN_GROWTH: f64 = 8.0;
+/// The upper bound of a search over the arrival rate of a train: a deep queue lets a trial pass above the
+/// path's rate for its length, so the bound leaves room for that.
+const BOUND_OVER_ARRIVALS: f64 = 1.25;
 
 impl Search<'_> {
     fn finish(self) -> RateSearchRun {
@@ -75,44 +106,85 @@ impl Search<'_> {
     }
 
     /// The upper bound of each size's search and where it came from; `None` if the run stopped while the
-    /// sender was being measured.
+    /// path was being probed.
     fn upper_bounds(&mut self, control: &mut ControlClient) -> Result<Option<Vec<(f64, String)>>, NetError> {
         let framing =
             framing(&self.spec.trial, self.target, crate::counters::interface_for(control.local_address()).as_deref());
+        let given_link = self.spec.trial.link.is_some_and(|l| l.rate_bps.is_some());
         let sizes = self.spec.trial.sizes_bytes.clone();
         let mut bounds = Vec::new();
         for &size in &sizes {
             if let Some(max) = self.spec.max_bps {
                 bounds.push((max, "--max".to_string()));
-            } else if let Some(framing) = framing {
+                self.trains.push(None);
+                continue;
+            }
+            if let (Some(framing), true) = (framing, given_link) {
                 let link = framing.udp(size, 0.0);
                 bounds.push((link.max_goodput_bps, format!("the link's payload rate: {}", link.formula)));
-            } else {
-                let label = format!("probing {}", linkperf_core::units::format_size(size));
-                self.observer.phase(&label, (SENDER_PROBE_S * 1000.0) as u64, ProgressUnit::Milliseconds);
-                let probe = ThroughputSpec { duration_s: SENDER_PROBE_S, rate: None, ..self.spec.trial.clone() };
-                let phase = self.spec.trial.phases[0];
-                let Some(start) =
-                    run_trial(&mut self.trials, control, (self.target, &probe), (phase, size), self.observer)?
-                else {
-                    return Ok(None);
-                };
-                // Every flow's sender must manage the rate: the slowest one bounds the search.
-                let sent =
-                    sums(&self.trials.series[start..]).filter_map(|s| s.sender_bps).fold(f64::INFINITY, f64::min);
-                if !sent.is_finite() || sent <= 0.0 {
-                    return Err(NetError::Invalid(format!(
-                        "the sender moved nothing in the {SENDER_PROBE_S} s probe at {size} bytes: give the upper bound with --max"
-                    )));
-                }
-                bounds.push((sent, format!("the sender's unpaced rate in a {SENDER_PROBE_S} s probe")));
-                if settle(Duration::from_secs_f64(self.spec.settle_s), self.observer) {
-                    self.trials.error = Some(NetError::Interrupted);
-                    return Ok(None);
-                }
+                self.trains.push(None);
+                continue;
             }
+            let Some(train) = self.probe_path(control, size)? else { return Ok(None) };
+            let mut bound = (
+                train.arrival_bps * BOUND_OVER_ARRIVALS,
+                format!(
+                    "{BOUND_OVER_ARRIVALS} x the arrival rate of a train of {} back-to-back datagrams ({:.3} Mbit/s over {:.0} ms)",
+                    train.datagrams,
+                    train.arrival_bps / 1e6,
+                    train.span_s * 1e3
+                ),
+            );
+            // The interface's speed is a hint: it caps the bound when lower, never sets it.
+            if let Some(link) = framing.map(|f| f.udp(size, 0.0)).filter(|l| l.max_goodput_bps < bound.0) {
+                bound = (link.max_goodput_bps, format!("the interface's payload rate: {}", link.formula));
+            }
+            bounds.push(bound);
+            self.trains.push(Some(train));
         }
         Ok(Some(bounds))
+    }
+
+    /// Sends trains of back-to-back datagrams of `size`, each longer than the last, until their arrivals
+    /// span [`PROBE_SPAN_S`] or a train overflows a queue; `None` if the run stopped meanwhile. A train holds at most its own length in
+    /// any queue, so it drains in about its span.
+    fn probe_path(&mut self, control: &mut ControlClient, size: u64) -> Result<Option<Train>, NetError> {
+        let phase = self.spec.trial.phases[0];
+        if phase.flows().contains(&linkperf_core::throughput::Flow::Download) && !control.supports("udp-bursts") {
+            return Err(NetError::Invalid(
+                "the responder cannot send trains of datagrams (an older linkperf): give the upper bound with --max or --link-rate"
+                    .into(),
+            ));
+        }
+        let mut length = FIRST_TRAIN;
+        loop {
+            self.observer.relabel(&format!("probing {} x {length}", linkperf_core::units::format_size(size)));
+            let train = ThroughputSpec { datagrams: Some(length), rate: None, ..self.spec.trial.clone() };
+            let Some(start) =
+                run_trial(&mut self.trials, control, (self.target, &train), (phase, size), self.observer)?
+            else {
+                return Ok(None);
+            };
+            let rows: Vec<&ThroughputSeries> = sums(&self.trials.series[start..]).collect();
+            let arrivals = rows.iter().map(|s| s.udp.as_ref().and_then(|u| u.delay.as_ref()));
+            // Every flow must carry the rate: the slowest bounds the search.
+            let (rate, span) = arrivals
+                .map(|d| d.map_or((0.0, 0.0), |d| (d.arrival_bps, d.span_s)))
+                .fold((f64::INFINITY, f64::INFINITY), |(r, s), (dr, ds)| (r.min(dr), s.min(ds)));
+            // A train that lost datagrams overflowed a queue: its arrivals are the bottleneck's rate for as
+            // long as that queue drains, and a longer train would only lose more.
+            let overflowed = rows.iter().any(|s| s.udp.as_ref().is_some_and(|u| u.lost > 0));
+            if span >= PROBE_SPAN_S || overflowed || length >= LONGEST_TRAIN {
+                if !(rate.is_finite() && rate > 0.0) {
+                    return Err(NetError::Invalid(format!(
+                        "nothing of a train of {length} datagrams of {size} bytes arrived: give the upper bound with --max"
+                    )));
+                }
+                return Ok(Some(Train { datagrams: length, arrival_bps: rate, span_s: span }));
+            }
+            let growth = if span > 0.0 { (PROBE_SPAN_S / span).clamp(2.0, TRAIN_GROWTH) } else { TRAIN_GROWTH };
+            length = ((length as f64 * growth).ceil() as u64).min(LONGEST_TRAIN);
+        }
     }
 
     /// Searches one size; `false` when the run stopped (the reason is in `trials.error`).
@@ -126,7 +198,7 @@ impl Search<'_> {
         let size = spec.trial.sizes_bytes[index];
         let phase = spec.trial.phases[0];
         let min = spec.min_for(max).min(max);
-        let mut search = BinarySearch::new(min, max, spec.precision);
+        let mut search = RateSearch::new(min, max, spec.precision);
         let mut result = ZeroLossRate {
             frame_bytes: spec.frames_bytes.as_ref().and_then(|f| f.get(index).copied()),
             payload_bytes: size,
@@ -142,6 +214,10 @@ impl Search<'_> {
             link: None,
             latency: None,
             latency_load: None,
+            latency_probe_bps: None,
+            latency_probes_per_s: None,
+            sustainable_bps: None,
+            capacity: None,
         };
         while let Some(rate) = search.next() {
             self.observer.relabel(&format!("{} B {}", size, format_mbit(rate)));
@@ -151,31 +227,33 @@ impl Search<'_> {
             result.trials += 1;
             if outcome?.is_none() {
                 // Stopped (Ctrl-C, a failure): the best rate so far is still a result, marked incomplete.
-                self.results.push(self.conclude(result, search.best()));
+                self.results.push(self.conclude(result, &search, index));
                 return Ok(false);
             }
-            let verdict = sums(&self.trials.series[start..])
-                .map(|s| Verdict::of(s, spec.loss_tolerance_percent))
-                .max_by_key(|v| severity(*v))
-                .unwrap_or(Verdict::Failed);
-            result.sender_limited |= verdict == Verdict::SenderLimited;
-            if verdict == Verdict::Pass && search.best().is_none_or(|b| rate > b) {
+            let outcome = outcome_of(&self.trials.series[start..], spec.loss_tolerance_percent, &trial);
+            result.sender_limited |= outcome.verdict == Verdict::SenderLimited;
+            if outcome.verdict == Verdict::Pass && search.zero_loss().is_none_or(|b| rate > b) {
                 result.received_bps =
                     sums(&self.trials.series[start..]).filter_map(|s| s.receiver_bps).reduce(f64::min);
             }
-            search.record(verdict);
+            search.record(rate, outcome);
             if settle(Duration::from_secs_f64(spec.settle_s), self.observer) {
                 self.trials.error = Some(NetError::Interrupted);
-                self.results.push(self.conclude(result, search.best()));
+                self.results.push(self.conclude(result, &search, index));
                 return Ok(false);
             }
         }
         result.complete = true;
-        let mut result = self.conclude(result, search.best());
+        let mut result = self.conclude(result, &search, index);
         if let (Some(rate), true) = (result.rate_bps, spec.latency_probes_per_s > 0.0) {
             self.observer.relabel(&format!("{size} B latency"));
             match self.latency_at(control, size, rate) {
-                Ok((latency, load)) => (result.latency, result.latency_load) = (latency, load),
+                Ok(None) => {}
+                Ok(Some(latency)) => {
+                    result.latency_probe_bps = Some(latency.probe_bps);
+                    result.latency_probes_per_s = Some(latency.per_s);
+                    (result.latency, result.latency_load) = (latency.series, latency.load);
+                }
                 Err(error) => {
                     self.trials.error = Some(error);
                     self.results.push(result);
@@ -187,11 +265,32 @@ impl Search<'_> {
         Ok(true)
     }
 
-    /// The result with the rate found, in packets per second and against the link.
-    fn conclude(&self, mut result: ZeroLossRate, best: Option<f64>) -> ZeroLossRate {
+    /// The result with the rates found, in packets per second and against the link, and the capacity
+    /// estimate: from the trial that offered least above the capacity, else from the probe train.
+    fn conclude(&self, mut result: ZeroLossRate, search: &RateSearch, index: usize) -> ZeroLossRate {
         let size = result.payload_bytes;
+        let best = search.zero_loss();
         result.rate_bps = best;
+        result.sustainable_bps = search.sustainable();
         result.packets_per_s = best.map(|bps| bps / 8.0 / size as f64);
+        result.capacity = match (search.capacity(), self.trains.get(index).copied().flatten()) {
+            (Some((bps, offered)), _) => Some(CapacityEstimate {
+                bps,
+                method: format!(
+                    "arrival rate of the trial at {:.3} Mbit/s, which lost datagrams or grew a queue",
+                    offered / 1e6
+                ),
+            }),
+            (None, Some(train)) => Some(CapacityEstimate {
+                bps: train.arrival_bps,
+                method: format!(
+                    "arrival rate (dispersion) of a train of {} back-to-back datagrams over {:.0} ms (high by a token bucket's burst, when the path has one)",
+                    train.datagrams,
+                    train.span_s * 1e3
+                ),
+            }),
+            (None, None) => None,
+        };
         if let (Some(rate), Some(link)) = (best, self.spec.trial.link.and_then(|l| l.rate_bps)) {
             let framing = framing(&self.spec.trial, self.target, None);
             result.link = framing.filter(|f| f.link_bps == link).map(|f| f.udp(size, rate));
@@ -200,30 +299,41 @@ impl Search<'_> {
     }
 
     /// A last trial at `rate` with round-trip probes of `size` bytes beside it: the probes start a second
-    /// into the load (or a quarter of it, if shorter) and stop before it ends. The load is lowered by the
-    /// probes' own rate, so that together they offer `rate`.
-    fn latency_at(
-        &mut self,
-        control: &mut ControlClient,
-        size: u64,
-        rate: f64,
-    ) -> Result<(Option<Series>, Option<linkperf_core::run_result::UdpSeries>), NetError> {
+    /// into the load (or a quarter of it, if shorter) and stop before it ends. They are paced to at most
+    /// [`LATENCY_PROBE_SHARE`] of the rate, and the load is lowered by their rate, so that together they
+    /// offer `rate`. `None` (with a warning) when not three probes fit that share; a schedule the probes
+    /// could not keep is reported as a warning.
+    fn latency_at(&mut self, control: &mut ControlClient, size: u64, rate: f64) -> Result<Option<Latency>, NetError> {
         let spec = self.spec;
         let duration = spec.trial.duration_s;
         let lead = duration.min(4.0) / 4.0;
+        let probe_size = size.max(linkperf_proto::PROBE_HEADER_BYTES as u64);
+        let probe_bits = probe_size as f64 * 8.0;
+        let per_s = spec.latency_probes_per_s.min(rate * LATENCY_PROBE_SHARE / probe_bits);
+        let probing_s = duration - 2.0 * lead;
+        if per_s * probing_s < 3.0 {
+            self.trials.warnings.push(format!(
+                "no latency at {size} B: at {} of {:.3} Mbit/s, fewer than 3 probes fit a {probing_s} s window (use a longer --trial)",
+                LATENCY_PROBE_SHARE,
+                rate / 1e6
+            ));
+            return Ok(None);
+        }
         let probes = LatencySpec {
             proto: Proto::Udp,
-            sizes_bytes: vec![size.max(linkperf_proto::PROBE_HEADER_BYTES as u64)],
-            stop: StopCondition::DurationS(duration - 2.0 * lead),
+            sizes_bytes: vec![probe_size],
+            stop: StopCondition::DurationS(probing_s),
             warmup: 0,
             wait: WaitMode::Block,
             sessions: 1,
-            rate_per_s: Some(spec.latency_probes_per_s),
-            timeout_s: 1.0,
+            rate_per_s: Some(per_s),
+            // A reply may wait behind several datagrams each way on a slow link: 8 datagram times at the
+            // rate found, and a second at least.
+            timeout_s: (8.0 * probe_bits / rate).max(1.0),
             load: None,
         };
-        let probe_bps = spec.latency_probes_per_s * size as f64 * 8.0;
-        let load = spec.trial_at((rate - probe_bps).max(rate / 2.0));
+        let probe_bps = per_s * probe_bits;
+        let load = spec.trial_at(rate - probe_bps);
         let mut loaded = MeasuredRun::new(self.trials.responder.clone());
         let (target, key, observer) = (self.target, self.key, self.observer);
         let (trial, latency) = std::thread::scope(|scope| {
@@ -240,9 +350,25 @@ impl Search<'_> {
         if let Some(error) = loaded.error.or(latency.error) {
             return Err(error);
         }
+        let series = latency.series.into_iter().find(|s| s.session.is_none());
+        let scheduled = (per_s * probing_s).floor();
+        let done = series.as_ref().map_or(0, |s| s.summary.as_ref().map_or(0, |m| m.count) + s.lost + s.late);
+        if (done as f64) < scheduled * 0.9 - 1.0 {
+            self.trials.warnings.push(format!(
+                "latency at {size} B: {done} of {scheduled} probes scheduled at {per_s:.1}/s were sent: the schedule could not be kept"
+            ));
+        }
         let load = loaded.series.iter().find(|s| s.stream.is_none()).and_then(|s| s.udp.clone());
-        Ok((latency.series.into_iter().find(|s| s.session.is_none()), load))
+        Ok(Some(Latency { series, load, probe_bps, per_s }))
     }
+}
+
+/// The latency trial's outcome.
+struct Latency {
+    series: Option<Series>,
+    load: Option<linkperf_core::run_result::UdpSeries>,
+    probe_bps: f64,
+    per_s: f64,
 }
 
 /// The sum rows of a trial (one per flow).
@@ -257,5 +383,30 @@ fn severity(verdict: Verdict) -> u8 {
         Verdict::Loss => 1,
         Verdict::SenderLimited => 2,
         Verdict::Failed => 3,
+    }
+}
+
+/// What a trial's rows (one sum per flow) showed: the worst verdict; growing if any flow's queue grew
+/// (unknown if a flow's growth was not measured); the slowest flow's arrival rate.
+fn outcome_of(rows: &[ThroughputSeries], tolerance_percent: f64, trial: &ThroughputSpec) -> TrialOutcome {
+    let sums: Vec<&ThroughputSeries> = sums(rows).collect();
+    let verdict = sums
+        .iter()
+        .map(|s| Verdict::of(s, tolerance_percent, trial))
+        .max_by_key(|v| severity(*v))
+        .unwrap_or(Verdict::Failed);
+    let delays: Vec<_> = sums.iter().map(|s| s.udp.as_ref().and_then(|u| u.delay.as_ref())).collect();
+    let growing = delays
+        .iter()
+        .map(|d| d.filter(|d| d.growth_measured).map(|d| d.growing))
+        .try_fold(false, |any, g| g.map(|g| any || g));
+    let arrival_bps =
+        delays.iter().map(|d| d.map(|d| d.arrival_bps)).try_fold(f64::INFINITY, |m, a| a.map(|a| m.min(a)));
+    let sent_bps = sums.iter().map(|s| s.sender_bps).try_fold(f64::INFINITY, |m, a| a.map(|a| m.min(a)));
+    TrialOutcome {
+        verdict,
+        growing,
+        arrival_bps: arrival_bps.filter(|a| a.is_finite()),
+        sent_bps: sent_bps.filter(|a| a.is_finite()),
     }
 }

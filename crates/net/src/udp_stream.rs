@@ -6,8 +6,11 @@
 //! one firewall opening still suffices and each stream has its own socket (and thread) on both ends.
 //!
 //! A paced sender gives datagram k the due time `anchor + k x gap`, waits for it, and sends. If it falls
-//! more than [`SCHEDULE_SLACK`] behind (a stall), it re-anchors the schedule at the present instead of
-//! sending the missed datagrams in a burst, and counts the stall; the achieved rate then shows the shortfall.
+//! behind by more than its slack (a stall), it re-anchors the schedule at the present instead of sending
+//! the missed datagrams in a burst, and counts the stall; the achieved rate then shows the shortfall. The
+//! slack is [`SCHEDULE_SLACK`] or [`CATCH_UP_DATAGRAMS`] gaps, whichever is longer: a sending thread
+//! descheduled for a few milliseconds on a busy host catches up with a burst of at most that many
+//! datagrams, which any queue able to carry the stream holds.
 
 use std::io::{ErrorKind, IoSlice, IoSliceMut};
 use std::net::{SocketAddr, UdpSocket};
@@ -16,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use linkperf_core::datagram_tracker::{DatagramTracker, UdpStats};
 use linkperf_core::throughput::{Bins, End, StreamMeter, StreamRecord};
+use linkperf_core::ThroughputSpec;
 use linkperf_proto::{StreamHeader, StreamProbe, MESSAGE_SIZE_BYTES, STREAM_PROBE_BYTES};
 use nix::errno::Errno;
 use nix::sys::socket::{
@@ -28,6 +32,8 @@ use crate::NetError;
 
 /// How far behind its schedule a sender may fall before it re-anchors instead of catching up.
 pub const SCHEDULE_SLACK: Duration = Duration::from_millis(1);
+/// Most datagrams a paced sender sends back to back to catch up with its schedule after a stall.
+pub const CATCH_UP_DATAGRAMS: u32 = 4;
 /// How often a blocked receiver wakes to check whether it should stop.
 const TICK: Duration = Duration::from_millis(50);
 /// How long a client keeps asking for a stream.
@@ -45,6 +51,14 @@ pub fn quiet_end(interval: Duration) -> Duration {
 /// just filled drops the first copy, but has room again a moment later. (A lost END only delays the
 /// receiver's stop, by its quiet time.)
 const END_AFTER: [Duration; 3] = [Duration::ZERO, Duration::from_millis(10), Duration::from_millis(50)];
+
+/// The END datagrams' times after the last data of a sender paced every `gap`: [`END_AFTER`], stretched on
+/// a slow schedule so that the queue has sent one and four datagrams of the stream (the room an END needs)
+/// before the second and third copies; 2 s at most.
+fn end_spacing(gap: Option<Duration>) -> [Duration; 3] {
+    let gap = gap.unwrap_or(Duration::ZERO).min(Duration::from_millis(500));
+    [END_AFTER[0], END_AFTER[1].max(gap), END_AFTER[2].max(gap * 4)]
+}
 /// Socket buffers asked for on UDP stream sockets: large, so a short stall of the reader loses nothing.
 const BUFFER_BYTES: usize = 4 << 20;
 
@@ -80,10 +94,6 @@ pub struct UdpStream<'a> {
     pub limit: Option<u64>,
 }
 
-/// How long a paced batch may span: longer batches would be bursts at the scale of the schedule.
-const BATCH_SPAN: Duration = Duration::from_micros(50);
-/// Largest buffer the kernel accepts for one GSO send.
-const GSO_BUFFER_BYTES: usize = 65_000;
 /// Largest coalesced receive (GRO delivers up to 64 KiB).
 const RECEIVE_BYTES: usize = 128 * 1024;
 
@@ -101,8 +111,16 @@ impl UdpStream<'_> {
         let mut meter =
             StreamMeter::new(self.header.index, self.header.flow, End::Sender, Bins::from_ns(self.bins.0, self.bins.1));
         let mut stats = UdpStats::default();
-        let gap = rate_bps.filter(|r| *r > 0.0).map(|r| Duration::from_secs_f64(size as f64 * 8.0 / r));
-        let (mut batch, mut batching) = self.batch_size(size, gap);
+        // A rate too low for a `Duration` (a peer may ask for anything) is a schedule never due.
+        let gap = rate_bps
+            .filter(|r| *r > 0.0)
+            .map(|r| Duration::try_from_secs_f64(size as f64 * 8.0 / r).unwrap_or(Duration::MAX));
+        let slack = gap.map_or(SCHEDULE_SLACK, |gap| SCHEDULE_SLACK.max(gap.saturating_mul(CATCH_UP_DATAGRAMS)));
+        let (mut batch, mut batching) = self.batch_size(size, rate_bps.filter(|r| *r > 0.0));
+        // Errors of the host's own stack come back to the send call (ENOBUFS when its queue is full), so
+        // that every datagram of a dropped GSO batch is counted, not one per call as `SndbufErrors` does.
+        let _ = setsockopt(self.socket, sockopt::Ipv4RecvErr, &true);
+        let _ = setsockopt(self.socket, sockopt::Ipv6RecvErr, &true);
         let mut buffer: Vec<u8> = (0..size * batch).map(|i| (i % 251) as u8).collect();
         let start = Instant::now();
         let (mut anchor, mut scheduled, mut calls) = (start, 0u64, 0u64);
@@ -119,10 +137,20 @@ impl UdpStream<'_> {
                 continue;
             }
             if let Some(gap) = gap {
-                let due = anchor + gap.mul_f64(scheduled as f64);
-                if now > due + SCHEDULE_SLACK {
+                let due = Duration::try_from_secs_f64(gap.as_secs_f64() * scheduled as f64)
+                    .ok()
+                    .and_then(|offset| anchor.checked_add(offset))
+                    .unwrap_or(now + duration);
+                if now > due + slack {
                     (anchor, scheduled) = (now, 0);
                     stats.stalls += 1;
+                } else if due > now + TICK {
+                    // A slow schedule: wait in ticks, so that the duration and a cancellation end the wait.
+                    std::thread::sleep(TICK.min(duration.saturating_sub(now.duration_since(start))));
+                    if cancelled() {
+                        return Err(NetError::Interrupted);
+                    }
+                    continue;
                 } else {
                     crate::clock::wait_until(due);
                     now = due.max(now);
@@ -150,6 +178,14 @@ impl UdpStream<'_> {
                     calls += 1;
                     meter.record(n as u64, Instant::now().duration_since(epoch).as_nanos() as u64);
                 }
+                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
+                    // This host's queue dropped the whole call: sent, and lost here.
+                    let dropped = batch_bytes.len() / size;
+                    stats.datagrams += dropped as u64;
+                    stats.send_drops += dropped as u64;
+                    calls += 1;
+                    meter.record(batch_bytes.len() as u64, Instant::now().duration_since(epoch).as_nanos() as u64);
+                }
                 Err(e) if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock) => {}
                 Err(e) if batch > 1 && e.raw_os_error() == Some(libc::EIO) => {
                     // The path cannot segment (no GSO on the device): fall back to one datagram per call.
@@ -167,7 +203,7 @@ impl UdpStream<'_> {
             }
         }
         let ended = Instant::now();
-        for after in END_AFTER {
+        for after in end_spacing(gap) {
             crate::clock::wait_until(ended + after);
             self.control(StreamProbe::END, 1);
         }
@@ -177,11 +213,10 @@ impl UdpStream<'_> {
 
     /// Datagrams per send call: 1 without GSO (or if the socket refuses it), else as many as fit the GSO
     /// buffer and the batch limit, and, when paced, span at most [`BATCH_SPAN`] of the schedule.
-    fn batch_size(&self, size: usize, gap: Option<Duration>) -> (usize, Batching) {
-        let mut batch = self.coalescing.batch.clamp(1, (GSO_BUFFER_BYTES / size).max(1));
-        if let Some(gap) = gap {
-            batch = batch.min((BATCH_SPAN.as_nanos() / gap.as_nanos().max(1)).max(1) as usize);
-        }
+    fn batch_size(&self, size: usize, rate_bps: Option<f64>) -> (usize, Batching) {
+        let schedule =
+            ThroughputSpec { batch: self.coalescing.batch.min(u32::MAX as usize) as u32, ..Default::default() };
+        let batch = schedule.datagrams_per_call(size as u64, rate_bps) as usize;
         let gso =
             batch > 1 && self.coalescing.gso && setsockopt(self.socket, sockopt::UdpGsoSegment, &(size as i32)).is_ok();
         let batching = match (batch, gso) {
@@ -206,38 +241,59 @@ impl UdpStream<'_> {
             End::Receiver,
             Bins::from_ns(self.bins.0, self.bins.1),
         );
-        let mut tracker = DatagramTracker::new();
+        let mut tracker = DatagramTracker::new(self.bins.0);
         let mut buffer = vec![0u8; RECEIVE_BYTES];
         self.socket.set_read_timeout(Some(TICK)).map_err(|e| NetError::io("configuring a UDP stream", e))?;
         let _ = setsockopt(self.socket, sockopt::RxqOvfl, &1);
         if self.coalescing.gso {
             let _ = setsockopt(self.socket, sockopt::UdpGroSegment, &true);
         }
-        let mut cmsg = nix::cmsg_space!(i32, u32);
+        let _ = setsockopt(self.socket, sockopt::ReceiveTimestampns, &true);
+        let mut cmsg = nix::cmsg_space!(i32, u32, nix::sys::time::TimeSpec);
         let (mut last_arrival, mut socket_drops) = (None::<Instant>, 0u64);
+        let mut kernel_base: Option<i128> = None;
+        let mut next_poll = Instant::now() + TICK;
         loop {
             let received = {
                 let mut iov = [IoSliceMut::new(&mut buffer)];
                 recvmsg::<()>(self.socket.as_raw_fd(), &mut iov, Some(&mut cmsg), MsgFlags::empty()).map(|m| {
-                    let mut segment = None;
+                    let (mut segment, mut stamp) = (None, None);
                     for c in m.cmsgs().into_iter().flatten() {
                         match c {
                             ControlMessageOwned::UdpGroSegments(size) => segment = Some(size as usize),
                             ControlMessageOwned::RxqOvfl(drops) => socket_drops = socket_drops.max(u64::from(drops)),
+                            ControlMessageOwned::ScmTimestampns(ts) => {
+                                stamp = Some(i128::from(ts.tv_sec()) * 1_000_000_000 + i128::from(ts.tv_nsec()))
+                            }
                             _ => {}
                         }
                     }
-                    (m.bytes, segment)
+                    (m.bytes, segment, stamp)
                 })
             };
             match received {
-                Ok((n, segment)) => {
+                Ok((n, segment, stamp)) => {
                     let now = Instant::now();
                     let segment = segment.filter(|&s| s > 0).unwrap_or(n.max(1));
-                    match self.account(&buffer[..n], segment, now, first_byte, &mut tracker, &mut meter) {
+                    let origin = *first_byte.get_or_init(|| now);
+                    let at_ns = now.saturating_duration_since(origin).as_nanos() as u64;
+                    // The kernel's receive time, on the stream's clock from the first stamped arrival: a
+                    // reading thread descheduled on a busy host would otherwise look like a growing queue.
+                    let arrived_ns = stamp.map_or(at_ns, |kernel| {
+                        let base = *kernel_base.get_or_insert(kernel - i128::from(at_ns));
+                        u64::try_from(kernel - base).unwrap_or(0)
+                    });
+                    match self.account(&buffer[..n], segment, (at_ns, arrived_ns), &mut tracker, &mut meter) {
                         Arrival::End => break,
                         Arrival::Data => last_arrival = Some(now),
                         Arrival::Other => {}
+                    }
+                    // Data flowing without pause must not hide a request to stop (Ctrl-C on a download).
+                    if now >= next_poll {
+                        next_poll = now + TICK;
+                        if stop() {
+                            break;
+                        }
                     }
                 }
                 Err(Errno::EAGAIN | Errno::EINTR) => {
@@ -254,26 +310,25 @@ impl UdpStream<'_> {
 
     /// Accounts for one receive: `bytes` holds one datagram, or several of `segment` bytes each (the last
     /// may be shorter).
+    /// `at_ns` is when this thread read them, `arrived_ns` when the kernel received them (both on the
+    /// stream's clock).
     fn account(
         &self,
         bytes: &[u8],
         segment: usize,
-        now: Instant,
-        first_byte: &std::sync::OnceLock<Instant>,
+        (at_ns, arrived_ns): (u64, u64),
         tracker: &mut DatagramTracker,
         meter: &mut StreamMeter,
     ) -> Arrival {
         let mut arrival = Arrival::Other;
         let mut data_bytes = 0u64;
-        let origin = *first_byte.get_or_init(|| now);
-        let at_ns = now.saturating_duration_since(origin).as_nanos() as u64;
         for datagram in bytes.chunks(segment) {
             let Some(probe) = StreamProbe::read_from(datagram).filter(|p| p.token == self.token) else { continue };
             match probe.sequence {
                 StreamProbe::END => return Arrival::End,
                 StreamProbe::REGISTER => self.control(StreamProbe::ACK, 1),
                 _ if probe.is_data() => {
-                    tracker.record(probe.sequence, probe.sent_ns, at_ns);
+                    tracker.record(probe.sequence, probe.sent_ns, arrived_ns, datagram.len() as u64);
                     data_bytes += datagram.len() as u64;
                     arrival = Arrival::Data;
                 }

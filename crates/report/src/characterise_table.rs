@@ -5,10 +5,11 @@ use std::io::{self, Write};
 
 use linkperf_core::counters::HostCounters;
 use linkperf_core::rate_search::{sender_fell_short, Verdict};
+use linkperf_core::run_result::Parameters;
 use linkperf_core::run_result::ThroughputSeries;
 use linkperf_core::throughput::Flow;
 use linkperf_core::units::format_size;
-use linkperf_core::{BurstSpec, RateSearchSpec, RunResult, SweepSpec};
+use linkperf_core::{BurstSpec, RateSearchSpec, RunResult, SweepSpec, ThroughputSpec};
 
 /// Rates, in Mbit/s.
 fn mbit(bps: Option<f64>) -> String {
@@ -36,11 +37,16 @@ pub(crate) fn write_sweep_header(spec: &SweepSpec, target: &str, out: &mut dyn W
     )
 }
 
-/// One row per step and flow.
+/// One row per step and flow, with the growth of the one-way delay and the queue it implies; the first
+/// step whose queue grew or lost datagrams is marked as the knee.
 pub(crate) fn write_sweep(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let trial = match &run.parameters {
+        Parameters::Sweep(spec) => spec.trial.clone(),
+        _ => ThroughputSpec { proto: linkperf_core::Proto::Udp, ..ThroughputSpec::default() },
+    };
     writeln!(
         out,
-        "{:<9} {:>11} {:>11} {:>11} {:>17} {:>8} {:>10} {:>6} {:>7} {:>7} {:>8}  note",
+        "{:<9} {:>11} {:>11} {:>11} {:>17} {:>8} {:>10} {:>9} {:>9} {:>6} {:>7} {:>7} {:>8}  note",
         "flow",
         "offered",
         "sent",
@@ -48,26 +54,35 @@ pub(crate) fn write_sweep(run: &RunResult, out: &mut dyn Write) -> io::Result<()
         "lost/sent",
         "loss %",
         "jitter µs",
+        "delay ms/s",
+        "queue kB",
         "ooo",
         "rcvbuf",
         "if drop",
         "snd drop"
     )?;
+    let mut knee_seen = Vec::new();
     for s in run.throughput.iter().filter(|s| s.stream.is_none()) {
         let Some(udp) = &s.udp else { continue };
         let (sending, receiving) = ends(s);
         let count = |host: Option<&HostCounters>, f: fn(&HostCounters) -> u64| {
             host.map(|h| f(h).to_string()).unwrap_or_else(|| "-".into())
         };
+        let delay = udp.delay.as_ref().filter(|d| d.growth_measured);
         let mut notes = Vec::new();
-        if sender_fell_short(s) {
+        let over = udp.lost > 0 || delay.is_some_and(|d| d.growing);
+        if over && !knee_seen.contains(&s.flow) {
+            knee_seen.push(s.flow);
+            notes.push("<- knee: the queue grows or loses from here");
+        }
+        if sender_fell_short(s, &trial) {
             notes.push("sender fell short of the offered rate");
         }
         if !s.complete {
             notes.push("* incomplete");
         }
         let row = format!(
-            "{:<9} {:>11} {:>11} {:>11} {:>17} {:>8} {:>10.2} {:>6} {:>7} {:>7} {:>8}  {}",
+            "{:<9} {:>11} {:>11} {:>11} {:>17} {:>8} {:>10.2} {:>9} {:>9} {:>6} {:>7} {:>7} {:>8}  {}",
             s.flow.name(),
             mbit(udp.offered_bps),
             mbit(s.sender_bps),
@@ -75,6 +90,8 @@ pub(crate) fn write_sweep(run: &RunResult, out: &mut dyn Write) -> io::Result<()
             format!("{}/{}", udp.lost, udp.sent),
             udp.loss_percent.map(|l| format!("{l:.3}")).unwrap_or_else(|| "-".into()),
             udp.jitter_us,
+            delay.map(|d| format!("{:.2}", d.growth_us_per_s / 1e3)).unwrap_or_else(|| "-".into()),
+            delay.map(|d| format!("{:.1}", d.queue_bytes / 1e3)).unwrap_or_else(|| "-".into()),
             udp.out_of_order,
             count(receiving, |h| h.udp_rcvbuf_errors),
             count(receiving, interface_drops),
@@ -127,9 +144,15 @@ pub(crate) fn write_search(spec: &RateSearchSpec, run: &RunResult, out: &mut dyn
     for s in run.throughput.iter().filter(|s| s.stream.is_none()) {
         let Some(udp) = &s.udp else { continue };
         let verdict = match udp.offered_bps {
-            None => "probe of the sender's highest rate".to_string(),
+            None => "probe train (its arrival rate bounds the search)".to_string(),
             Some(_) if !s.complete => "incomplete".to_string(),
-            Some(_) => Verdict::of(s, spec.loss_tolerance_percent).name().to_string(),
+            Some(_) => {
+                let verdict = Verdict::of(s, spec.loss_tolerance_percent, &spec.trial).name().to_string();
+                match udp.delay.as_ref().filter(|d| d.growth_measured && d.growing) {
+                    Some(d) => format!("{verdict}, queue grew {:.1} kB", d.queue_bytes / 1e3),
+                    None => verdict,
+                }
+            }
         };
         writeln!(
             out,
@@ -143,11 +166,15 @@ pub(crate) fn write_search(spec: &RateSearchSpec, run: &RunResult, out: &mut dyn
             udp.loss_percent.map(|l| format!("{l:.3}")).unwrap_or_else(|| "-".into()),
         )?;
     }
-    writeln!(out, "\nhighest rate with at most {} % loss:", spec.loss_tolerance_percent)?;
     writeln!(
         out,
-        "{:>6} {:>7} {:>11} {:>12} {:>11} {:>9} {:>6}  searched between",
-        "frame", "payload", "Mbit/s", "frames/s", "received", "% link", "trials"
+        "\nzero-loss rate: the highest with at most {} % loss (RFC 2544 26.1); sustainable: the highest that also grew no queue",
+        spec.loss_tolerance_percent
+    )?;
+    writeln!(
+        out,
+        "{:>6} {:>7} {:>11} {:>11} {:>12} {:>11} {:>9} {:>6}  searched between",
+        "frame", "payload", "zero-loss", "sustainable", "frames/s", "received", "% link", "trials"
     )?;
     for r in &run.rate_search {
         let mut notes = Vec::new();
@@ -159,10 +186,11 @@ pub(crate) fn write_search(spec: &RateSearchSpec, run: &RunResult, out: &mut dyn
         }
         writeln!(
             out,
-            "{:>6} {:>7} {:>11} {:>12} {:>11} {:>9} {:>6}  {:.3} - {:.3} Mbit/s ({}){}",
+            "{:>6} {:>7} {:>11} {:>11} {:>12} {:>11} {:>9} {:>6}  {:.3} - {:.3} Mbit/s ({}){}",
             r.frame_bytes.map(|f| f.to_string()).unwrap_or_else(|| "-".into()),
             r.payload_bytes,
             r.rate_bps.map(|b| format!("{:.3}", b / 1e6)).unwrap_or_else(|| "none".into()),
+            mbit(r.sustainable_bps),
             r.packets_per_s.map(|p| format!("{p:.0}")).unwrap_or_else(|| "-".into()),
             mbit(r.received_bps),
             r.link.as_ref().map(|l| format!("{:.2}", l.percent)).unwrap_or_else(|| "-".into()),
@@ -174,6 +202,15 @@ pub(crate) fn write_search(spec: &RateSearchSpec, run: &RunResult, out: &mut dyn
         )?;
     }
     for r in &run.rate_search {
+        if let Some(capacity) = &r.capacity {
+            writeln!(
+                out,
+                "  {}: capacity {:.3} Mbit/s of payload, by the {}",
+                format_size(r.payload_bytes),
+                capacity.bps / 1e6,
+                capacity.method
+            )?;
+        }
         if let Some(link) = &r.link {
             writeln!(out, "  {}: % of link = {}", format_size(r.payload_bytes), link.formula)?;
         }
@@ -182,8 +219,9 @@ pub(crate) fn write_search(spec: &RateSearchSpec, run: &RunResult, out: &mut dyn
     if !with_latency.is_empty() {
         writeln!(
             out,
-            "\nlatency at that rate (RFC 2544 26.2): round trips in µs of probes sent beside a trial at the rate, {}/s",
-            spec.latency_probes_per_s
+            "\nlatency at that rate (RFC 2544 26.2): round trips in µs of probes sent beside a trial at the rate, at most {}/s and {} % of the rate",
+            spec.latency_probes_per_s,
+            linkperf_core::rate_search::LATENCY_PROBE_SHARE * 100.0
         )?;
         writeln!(
             out,

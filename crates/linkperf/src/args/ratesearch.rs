@@ -13,17 +13,20 @@ use super::value;
 use crate::exit::UsageError;
 
 /// The long description shown by `--help`.
-pub const LONG_ABOUT: &str = "Zero-loss rate (RFC 2544 section 26.1): for each frame size, a binary search \
-over offered UDP rates for the highest at which a trial loses at most --loss percent of its datagrams (0 by \
-default: the \"maximum rate with 0 % loss\" of a datasheet). Sizes are Ethernet frame sizes from header to \
-FCS, as RFC 2544 defines them (a 64-byte frame carries 18 bytes of UDP payload over IPv4), or UDP payloads \
-with --payload. Every trial is printed; then the rate found per size in Mbit/s of payload and frames per \
-second, and with --link-rate as a percentage of the link's maximum; then the round-trip latency of probes \
-sent beside a last trial at that rate (section 26.2). A trial whose sender cannot reach the offered rate \
-is marked sender-limited: it counts as not reached, never as loss on the link. The upper bound is --max, \
-else the link's payload rate (--link-rate or the interface's speed), else the sender's unpaced rate, \
-measured first; the longest the run can take is printed before it starts, and Ctrl-C stops it with the \
-best rate found so far.";
+pub const LONG_ABOUT: &str = "Zero-loss and sustainable rates (RFC 2544 section 26.1): for each frame size, \
+a binary search over offered UDP rates for the highest at which a trial loses at most --loss percent of its \
+datagrams (0 by default: the \"maximum rate with 0 % loss\" of a datasheet), and in the same trials the \
+sustainable rate: the highest that also grew no queue (a deep buffer lets a trial pass above the link's rate \
+for its length; the growth of the one-way delay gives that away). Sizes are Ethernet frame sizes from header \
+to FCS, as RFC 2544 defines them (a 64-byte frame carries 18 bytes of UDP payload over IPv4), or UDP \
+payloads with --payload. Every trial is printed; then both rates per size in Mbit/s of payload, frames per \
+second, a capacity estimate with its method, and with --link-rate a percentage of the link's maximum; then \
+the round-trip latency of probes sent beside a last trial at the rate (section 26.2), paced to at most a \
+tenth of it. A trial whose sender sent fewer datagrams than its schedule held is marked sender-limited: it \
+counts as not reached, never as loss on the link. The upper bound is --max, else the payload rate of \
+--link-rate, else measured: trains of back-to-back datagrams, whose arrival rate shows what the path carries \
+(an interface's reported speed only caps it). The longest the run can take is printed before the search \
+starts, and Ctrl-C stops it with the best rates found so far.";
 
 /// Examples shown after the options in `--help`.
 const EXAMPLES: &str = "Examples:
@@ -46,10 +49,11 @@ pub struct RateSearchArgs {
     /// Length of each trial.
     #[arg(long, default_value = "10s", value_parser = value::duration)]
     pub trial: Duration,
-    /// Lowest rate searched (bits per second of UDP payload) [default: 1/1000 of the highest].
+    /// Lowest rate searched (bits per second of UDP payload) [default: 1/100 of the highest].
     #[arg(long, value_parser = value::bit_rate)]
     pub min: Option<f64>,
-    /// Highest rate searched [default: the link's payload rate, else the sender's unpaced rate].
+    /// Highest rate searched [default: the payload rate of --link-rate, else measured by trains of
+    /// back-to-back datagrams].
     #[arg(long, value_parser = value::bit_rate)]
     pub max: Option<f64>,
     /// How close the search gets: the rate found is within this fraction of the lowest failing rate.
@@ -84,6 +88,12 @@ impl RateSearchArgs {
         if let (Some(min), Some(max)) = (self.min, self.max) {
             if min >= max {
                 return Err(UsageError(format!("--min ({min} bit/s) must be below --max ({max} bit/s)")));
+            }
+        }
+        let streams = f64::from(self.trials.streams.max(1));
+        for (what, rate) in [("--min", self.min), ("--max", self.max)] {
+            if let Some(problem) = rate.and_then(|r| linkperf_core::spec::udp_rate_problem(what, r / streams)) {
+                return Err(UsageError(problem));
             }
         }
         if !(0.0..=100_000.0).contains(&self.latency_probes) {
@@ -137,5 +147,6 @@ mod tests {
         assert!(spec(&["--min", "10M", "--max", "5M"], false).unwrap_err().contains("below --max"));
         assert!(spec(&["--precision", "0"], false).is_err());
         assert!(spec(&["--size", "64", "--payload", "18"], false).is_err());
+        assert!(spec(&["--min", "0.001", "--max", "1M"], false).unwrap_err().contains("at least 100 bit/s"));
     }
 }

@@ -16,8 +16,9 @@ pub const LONG_ABOUT: &str = "Offered-rate sweep (frame loss rate, RFC 2544 sect
 trial at each offered rate in turn, from --from to --to in steps of --step (or at each of --rates). One row \
 per step: the rate offered, the rate the sender achieved, the rate received, loss, jitter, out-of-order \
 datagrams, and the hosts' drop counters over the step (the receiver's socket buffer and interface, the \
-sender's). It shows where a link or a receiver starts to lose, and whether its received rate holds or \
-collapses beyond that. Rates are bits per second of UDP payload.";
+sender's), and the growth of the one-way delay with the queue it implies. The first step whose queue grows \
+or loses is marked as the knee. It shows where a link or a receiver starts to queue and to lose, and whether \
+its received rate holds or collapses beyond that. Rates are bits per second of UDP payload.";
 
 /// Examples shown after the options in `--help`.
 const EXAMPLES: &str = "Examples:
@@ -84,6 +85,12 @@ impl TryFrom<&SweepArgs> for SweepSpec {
         if rates.is_empty() || rates.len() > MAX_STEPS {
             return Err(UsageError(format!("give 1 to {MAX_STEPS} rates (--rates, or --from, --to and --step)")));
         }
+        let streams = f64::from(args.trial.streams.max(1));
+        if let Some(problem) =
+            rates.iter().find_map(|&r| linkperf_core::spec::udp_rate_problem("a sweep's rate", r / streams))
+        {
+            return Err(UsageError(problem));
+        }
         let mut trial = args.trial.trial(vec![args.size], args.duration)?;
         if args.sequential {
             trial.phases = vec![Direction::Upload, Direction::Download];
@@ -125,5 +132,6 @@ mod tests {
         assert!(spec(&["--rates", "10M", "--size", "8"]).unwrap_err().contains("16-byte header"));
         assert!(spec(&["--rates", "10kpps"]).is_err(), "bits per second only");
         assert!(spec(&["--rates", "10M", "--duration", "10ms"]).is_err());
+        assert!(spec(&["--rates", "0.001"]).unwrap_err().contains("at least 100 bit/s"), "no season-long gaps");
     }
 }

@@ -136,7 +136,7 @@ impl TryFrom<&ThroughputArgs> for ThroughputSpec {
             (false, DirectionArg::Bidir) => vec![Direction::Bidirectional],
             (false, DirectionArg::Alternate) => vec![Direction::Alternating],
         };
-        Ok(ThroughputSpec {
+        let spec = ThroughputSpec {
             proto,
             phases,
             streams: args.streams,
@@ -152,7 +152,11 @@ impl TryFrom<&ThroughputArgs> for ThroughputSpec {
             batch: args.batching.batch.max(1),
             datagrams: None,
             link: Some(args.link.spec()),
-        })
+        };
+        match spec.rate_problem("--rate") {
+            Some(problem) => Err(UsageError(problem)),
+            None => Ok(spec),
+        }
     }
 }
 

@@ -181,7 +181,7 @@ pub(super) fn run(trial: &Trial, opened: &[Opened], sidecars: Sidecars, observer
             .enumerate()
             .map(|(i, stream)| {
                 let reporter = (i == 0).then_some(observer);
-                scope.spawn(move || run_one(context, stream, reporter))
+                scope.spawn(move || run_one(context, stream, reporter, observer))
             })
             .collect();
         let outcomes: Vec<(Option<StreamRecord>, Option<NetError>)> = handles
@@ -220,6 +220,7 @@ fn run_one(
     context: Context,
     stream: &Opened,
     reporter: Option<&dyn Observer>,
+    observer: &dyn Observer,
 ) -> (Option<StreamRecord>, Option<NetError>) {
     let cpu = CpuClock::start();
     let (record, error) = match &stream.socket {
@@ -228,7 +229,7 @@ fn run_one(
             let error = stream_error(&outcome, stream.header.flow, by_user);
             (Some(outcome.record), error)
         }
-        StreamSocket::Datagram(socket) => run_udp(context, stream.header, socket, reporter),
+        StreamSocket::Datagram(socket) => run_udp(context, stream.header, socket, (reporter, observer)),
     };
     (record.map(|r| StreamRecord { cpu: Some(cpu.stop()), ..r }), error)
 }
@@ -291,7 +292,7 @@ fn run_udp(
     context: Context,
     header: StreamHeader,
     socket: &UdpSocket,
-    reporter: Option<&dyn Observer>,
+    (reporter, observer): (Option<&dyn Observer>, &dyn Observer),
 ) -> (Option<StreamRecord>, Option<NetError>) {
     let (trial, spec) = (context.trial, context.trial.spec);
     let bins = trial.bins();
@@ -308,7 +309,13 @@ fn run_udp(
     };
     let epoch = context.sending.get().unwrap_or_else(Instant::now);
     let mut ticker = Ticker::new(reporter, epoch);
-    let mut cancelled = || ticker.tick(Instant::now());
+    // Every stream stops on Ctrl-C (one reports progress), and a receiver that stopped for it says so
+    // rather than end as if complete.
+    let mut stopped = false;
+    let mut cancelled = || {
+        stopped |= ticker.tick(Instant::now()) || observer.cancelled();
+        stopped
+    };
     let result = match header.flow {
         Flow::Upload => stream.send(
             usize::try_from(trial.size).unwrap_or(usize::MAX),
@@ -320,6 +327,7 @@ fn run_udp(
         Flow::Download => stream.receive(context.receiving.cell(), &mut cancelled),
     };
     match result {
+        Ok(record) if stopped => (Some(record), Some(NetError::Interrupted)),
         Ok(record) => (Some(record), None),
         Err(e) => (None, Some(e)),
     }
