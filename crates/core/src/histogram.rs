@@ -11,6 +11,10 @@ use hdrhistogram::Histogram;
 
 /// The largest value recorded: one hour. Longer samples are clamped and counted in `clamped`.
 const HIGHEST_NS: u64 = 3_600_000_000_000;
+/// The most samples a decoded histogram may hold: 2^48, about 9 years of round trips at 1 million per
+/// second. More is not a measurement, and would let the exact sums overflow.
+const MAX_DECODED_SAMPLES: u64 = 1 << 48;
+
 /// Significant decimal digits kept by the histogram buckets.
 const SIGNIFICANT_DIGITS: u8 = 3;
 
@@ -23,6 +27,9 @@ pub enum HistogramError {
     /// The bytes are not a valid HdrHistogram encoding.
     #[error("histogram encoding is invalid: {0:?}")]
     Encoding(hdrhistogram::serialization::DeserializeError),
+    /// The counts are more than any run records (their sums would overflow): not a histogram of samples.
+    #[error("histogram holds more samples than a run can record ({0} or more)")]
+    TooManySamples(u64),
 }
 
 /// Round-trip times in nanoseconds, with exact moments beside the HDR buckets.
@@ -66,9 +73,10 @@ impl RttHistogram {
         // Both histograms have the same bounds (they are built only by `new`), so adding cannot fail.
         #[allow(clippy::unwrap_used)]
         self.buckets.add(&other.buckets).unwrap();
-        self.count += other.count;
-        self.sum_ns += other.sum_ns;
-        self.sum_sq_ns += other.sum_sq_ns;
+        // Saturating: histograms decoded from files are bounded by `decode`, but a merge of many must not panic.
+        self.count = self.count.saturating_add(other.count);
+        self.sum_ns = self.sum_ns.saturating_add(other.sum_ns);
+        self.sum_sq_ns = self.sum_sq_ns.saturating_add(other.sum_sq_ns);
         self.min_ns = self.min_ns.min(other.min_ns);
         self.max_ns = self.max_ns.max(other.max_ns);
     }
@@ -135,14 +143,29 @@ impl RttHistogram {
             Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(HistogramError::Encoding)?;
         let mut histogram = Self::new();
         for bucket in decoded.iter_recorded() {
-            let value = decoded.median_equivalent(bucket.value_iterated_to());
+            // Values beyond the histogram's range are clamped as `record` clamps them, so the moments agree
+            // with the buckets; counts come from a file or a peer, so the sums are checked.
+            let value = decoded.median_equivalent(bucket.value_iterated_to()).clamp(1, HIGHEST_NS);
             let n = bucket.count_at_value();
-            histogram.buckets.saturating_record_n(value.clamp(1, HIGHEST_NS), n);
-            histogram.count += n;
-            histogram.sum_ns += u128::from(value) * u128::from(n);
-            histogram.sum_sq_ns += u128::from(value) * u128::from(value) * u128::from(n);
-            histogram.min_ns = histogram.min_ns.min(value);
-            histogram.max_ns = histogram.max_ns.max(value);
+            histogram.count = histogram
+                .count
+                .checked_add(n)
+                .filter(|&c| c <= MAX_DECODED_SAMPLES)
+                .ok_or(HistogramError::TooManySamples(MAX_DECODED_SAMPLES))?;
+            histogram.buckets.saturating_record_n(value, n);
+            // With count <= 2^48 and value <= 3.6e12 ns, value^2 x n < 2^(2x42 + 48) = 2^132 could still
+            // overflow u128 in principle; checked, it is an error rather than a wrong figure.
+            let (value, n) = (u128::from(value), u128::from(n));
+            let too_many = || HistogramError::TooManySamples(MAX_DECODED_SAMPLES);
+            histogram.sum_ns =
+                value.checked_mul(n).and_then(|s| histogram.sum_ns.checked_add(s)).ok_or_else(too_many)?;
+            histogram.sum_sq_ns = value
+                .checked_mul(value)
+                .and_then(|v| v.checked_mul(n))
+                .and_then(|s| histogram.sum_sq_ns.checked_add(s))
+                .ok_or_else(too_many)?;
+            histogram.min_ns = histogram.min_ns.min(value as u64);
+            histogram.max_ns = histogram.max_ns.max(value as u64);
         }
         Ok(histogram)
     }
@@ -225,5 +248,28 @@ mod tests {
     fn garbage_encodings_are_errors_not_panics() {
         assert!(RttHistogram::decode("not base64 !!").is_err());
         assert!(RttHistogram::decode("AAAA").is_err());
+    }
+
+    #[test]
+    fn decoding_an_implausible_count_is_an_error_not_a_panic() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS).unwrap();
+        h.record_n(HIGHEST_NS, u64::MAX / 2).unwrap();
+        h.record_n(1, u64::MAX / 4).unwrap();
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new().serialize(&h, &mut bytes).unwrap();
+        use base64::Engine;
+        let text = base64::engine::general_purpose::STANDARD.encode(bytes);
+        assert!(matches!(RttHistogram::decode(&text), Err(HistogramError::TooManySamples(_))));
+    }
+
+    #[test]
+    fn the_fuzzers_overflowing_inputs_decode_to_an_error_or_a_value() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/findings/histogram");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            if let Ok(h) = RttHistogram::decode(&String::from_utf8_lossy(&bytes)) {
+                let _ = (h.mean_ns(), h.stddev_ns(), h.quantile_ns(0.99));
+            }
+        }
     }
 }
