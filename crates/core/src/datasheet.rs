@@ -330,7 +330,7 @@ mod tests {
     #[test]
     fn round_trips_give_a_row_per_size_from_min_p50_and_max() {
         let run = fixture::latency_run();
-        let rows = datasheet_rows("Round trip", Figure::Rtt, "", "64 and 1024 bytes", &[run.clone()]);
+        let rows = datasheet_rows("Round trip", Figure::Rtt, "", "64 and 1024 bytes", std::slice::from_ref(&run));
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].test, "Round trip, 64 B");
         let summary = run.series[0].summary.clone().unwrap();
