@@ -363,7 +363,7 @@ mod tests {
     fn goodput_spans_the_whole_intervals_and_converts_to_megabytes() {
         let run = fixture::throughput_run();
         let sum = &run.throughput[0];
-        let rows = datasheet_rows("TCP", Figure::Goodput, "MB/s", "", &[run.clone()]);
+        let rows = datasheet_rows("TCP", Figure::Goodput, "MB/s", "", std::slice::from_ref(&run));
         assert_eq!(rows.len(), 1);
         let typ = rows[0].typ.unwrap();
         assert!((typ - sum.receiver_bps.unwrap() / 8e6).abs() < 1e-9);
