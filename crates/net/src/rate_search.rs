@@ -160,9 +160,9 @@ impl Search<'_> {
         loop {
             self.observer.relabel(&format!("probing {} x {length}", linkperf_core::units::format_size(size)));
             let train = ThroughputSpec { datagrams: Some(length), rate: None, ..self.spec.trial.clone() };
-            let Some(start) =
-                run_trial(&mut self.trials, control, (self.target, &train), (phase, size), self.observer)?
-            else {
+            let measured = run_trial(&mut self.trials, control, (self.target, &train), (phase, size), self.observer);
+            let hint = "the path's rate is measured with unpaced trains: give the upper bound with --max (at most the responder's limit) or --link-rate";
+            let Some(start) = measured.map_err(|e| unpaced_refused(e, hint))? else {
                 return Ok(None);
             };
             let rows: Vec<&ThroughputSeries> = sums(&self.trials.series[start..]).collect();
@@ -371,6 +371,18 @@ struct Latency {
     load: Option<linkperf_core::run_result::UdpSeries>,
     probe_bps: f64,
     per_s: f64,
+}
+
+/// A responder with a UDP rate limit (`serve --max-rate`) refuses every unpaced request, uploads it only
+/// receives included (the request does not say which way the datagrams flow): such a refusal, explained
+/// with `hint`; any other error as it is.
+pub(crate) fn unpaced_refused(error: NetError, hint: &str) -> NetError {
+    match error {
+        NetError::Refused { code: linkperf_proto::ErrorCode::OverLimit, message } => {
+            NetError::Invalid(format!("the responder refused an unpaced trial ({message}); {hint}"))
+        }
+        other => other,
+    }
 }
 
 /// A rate in the unit that suits it, with four significant digits: `2.915 kbit/s`, `11.67 Mbit/s`.
