@@ -406,7 +406,7 @@ impl RateSearchSpec {
         let latency = if self.latency_probes_per_s > 0.0 { 1 } else { 0 };
         let trials: u32 = max_bps
             .iter()
-            .map(|&max| crate::rate_search::RateSearch::max_trials(self.min_for(max), max, self.precision) + latency)
+            .map(|&max| crate::search::RateSearch::max_trials(self.min_for(max), max, self.precision) + latency)
             .sum();
         f64::from(trials) * per_trial
     }
@@ -438,7 +438,7 @@ impl BurstSpec {
 
     /// The longest the searches can take, in seconds.
     pub fn time_bound_s(&self) -> f64 {
-        let trials = crate::rate_search::LengthSearch::max_trials(self.max_datagrams) * self.repeat;
+        let trials = crate::search::LengthSearch::max_trials(self.max_datagrams) * self.repeat;
         let per_trial = self.trial.duration_s + TRIAL_OVERHEAD_S + self.settle_s;
         (self.trial.sizes_bytes.len() as u64 * u64::from(trials)) as f64 * per_trial
     }

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::netns::{run_bounded, TestNet, RESPONDER_ADDRESS};
+use common::netns::{ip, run_bounded, TestNet, RESPONDER_ADDRESS};
 use common::Server;
 
 /// UDP payload bits per second a tbf shaper of `rate` passes in datagrams of `payload` bytes.
@@ -58,6 +58,40 @@ fn ratesearch_on_a_250_kbit_link_finds_a_rate_from_a_measured_bound() {
     // The sustainable rate does not exceed the capacity, and is within the precision (5 %) below it.
     let sustainable = found["sustainable_bps"].as_f64().unwrap();
     assert!(sustainable <= capacity * 1.002 && sustainable >= capacity * 0.95, "sustainable {sustainable}: {found}");
+}
+
+#[test]
+fn a_9600_bit_link_is_searched_in_its_own_units() {
+    let Some(net) = TestNet::create() else { return };
+    // A serial line: 9600 bit/s with a bucket and queue of a few small frames. The MTU is lowered to 256 so
+    // that a frame fits the 300-byte bucket (tbf passes nothing larger) and the control connection's
+    // segments cross in a fraction of a second.
+    for (ns, dev) in [(&net.client, &net.client_dev), (&net.responder, &net.responder_dev)] {
+        assert!(ip(&["-n", ns, "link", "set", dev, "mtu", "256"]));
+    }
+    net.shape_with_queue("9600bit", "300", "900");
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    // 64-byte frames carry 18 bytes of payload in 60 bytes to the shaper.
+    let capacity = 9600.0 * 18.0 / 60.0;
+    let (found, _, elapsed) = ratesearch(
+        &net,
+        &server,
+        &["--size", "64", "--trial", "2s", "--precision", "5%", "--latency-probes", "0", "--settle", "500ms"],
+    );
+    let sustainable = found["sustainable_bps"].as_f64().unwrap();
+    eprintln!(
+        "9600 bit/s: capacity {capacity:.0} bit/s, bound {}, zero-loss {}, sustainable {sustainable:.0}, estimate {}, \
+         {} trials, {elapsed:.1} s",
+        found["max_bps"], found["rate_bps"], found["capacity"]["bps"], found["trials"]
+    );
+    let max = found["max_bps"].as_f64().unwrap();
+    assert!(max >= capacity && max <= 2.0 * capacity, "bound {max}: {found}");
+    assert!(found["rate_bps"].as_f64().unwrap() >= sustainable, "{found}");
+    assert!(sustainable <= capacity * 1.001, "sustainable {sustainable}: {found}");
+    // 5 %: the precision asked for.
+    if found["sender_limited"] == false {
+        assert!(sustainable >= capacity * 0.95, "sustainable {sustainable}: {found}");
+    }
 }
 
 #[test]

@@ -17,6 +17,10 @@ use crate::sweep::settle;
 use crate::throughput::{open_udp_trials, run_trial};
 use crate::{NetError, Target};
 
+/// Why a burst cannot run against a responder with a UDP rate limit, and what to do.
+const UNPACED_HINT: &str = "bursts are back-to-back datagrams, unpaced by definition, and a responder with \
+--max-rate refuses them even when it only receives: run burst against a responder without --max-rate";
+
 /// What a burst search measured: every trial's rows, and the outcome per size.
 pub struct BurstRun {
     /// The trials, in order.
@@ -77,7 +81,8 @@ pub fn run_burst(
                 observer.relabel(&format!("{size} B {repetition}/{} {length}", spec.repeat));
                 let trial = spec.trial_of(length);
                 let start = trials.series.len();
-                let outcome = run_trial(&mut trials, &mut control, (target, &trial), (phase, size), observer)?;
+                let outcome = run_trial(&mut trials, &mut control, (target, &trial), (phase, size), observer)
+                    .map_err(|e| crate::rate_search::unpaced_refused(e, UNPACED_HINT))?;
                 result.trials += 1;
                 if outcome.is_none() {
                     result.summarise();

@@ -129,9 +129,9 @@ impl Search<'_> {
             let mut bound = (
                 train.arrival_bps * BOUND_OVER_ARRIVALS,
                 format!(
-                    "{BOUND_OVER_ARRIVALS} x the arrival rate of a train of {} back-to-back datagrams ({:.3} Mbit/s over {:.0} ms)",
+                    "{BOUND_OVER_ARRIVALS} x the arrival rate of a train of {} back-to-back datagrams ({} over {:.0} ms)",
                     train.datagrams,
-                    train.arrival_bps / 1e6,
+                    rate_text(train.arrival_bps),
                     train.span_s * 1e3
                 ),
             );
@@ -160,9 +160,9 @@ impl Search<'_> {
         loop {
             self.observer.relabel(&format!("probing {} x {length}", linkperf_core::units::format_size(size)));
             let train = ThroughputSpec { datagrams: Some(length), rate: None, ..self.spec.trial.clone() };
-            let Some(start) =
-                run_trial(&mut self.trials, control, (self.target, &train), (phase, size), self.observer)?
-            else {
+            let measured = run_trial(&mut self.trials, control, (self.target, &train), (phase, size), self.observer);
+            let hint = "the path's rate is measured with unpaced trains: give the upper bound with --max (at most the responder's limit) or --link-rate";
+            let Some(start) = measured.map_err(|e| unpaced_refused(e, hint))? else {
                 return Ok(None);
             };
             let rows: Vec<&ThroughputSeries> = sums(&self.trials.series[start..]).collect();
@@ -197,7 +197,9 @@ impl Search<'_> {
         let spec = self.spec;
         let size = spec.trial.sizes_bytes[index];
         let phase = spec.trial.phases[0];
-        let min = spec.min_for(max).min(max);
+        // Never below the lowest rate a stream is paced at, nor above the bound.
+        let floor = linkperf_core::spec::MIN_UDP_RATE_BPS * f64::from(spec.trial.streams);
+        let min = spec.min_for(max).max(floor.min(max / 2.0)).min(max);
         let mut search = RateSearch::new(min, max, spec.precision);
         let mut result = ZeroLossRate {
             frame_bytes: spec.frames_bytes.as_ref().and_then(|f| f.get(index).copied()),
@@ -277,8 +279,8 @@ impl Search<'_> {
             (Some((bps, offered)), _) => Some(CapacityEstimate {
                 bps,
                 method: format!(
-                    "arrival rate of the trial at {:.3} Mbit/s, which lost datagrams or grew a queue",
-                    offered / 1e6
+                    "arrival rate of the trial at {}, which lost datagrams or grew a queue",
+                    rate_text(offered)
                 ),
             }),
             (None, Some(train)) => Some(CapacityEstimate {
@@ -369,6 +371,36 @@ struct Latency {
     load: Option<linkperf_core::run_result::UdpSeries>,
     probe_bps: f64,
     per_s: f64,
+}
+
+/// A responder with a UDP rate limit (`serve --max-rate`) refuses every unpaced request, uploads it only
+/// receives included (the request does not say which way the datagrams flow): such a refusal, explained
+/// with `hint`; any other error as it is.
+pub(crate) fn unpaced_refused(error: NetError, hint: &str) -> NetError {
+    match error {
+        NetError::Refused { code: linkperf_proto::ErrorCode::OverLimit, message } => {
+            NetError::Invalid(format!("the responder refused an unpaced trial ({message}); {hint}"))
+        }
+        other => other,
+    }
+}
+
+/// A rate in the unit that suits it, with four significant digits: `2.915 kbit/s`, `11.67 Mbit/s`.
+fn rate_text(bps: f64) -> String {
+    let (value, unit) = match bps {
+        b if b >= 1e9 => (b / 1e9, "Gbit/s"),
+        b if b >= 1e6 => (b / 1e6, "Mbit/s"),
+        b if b >= 1e3 => (b / 1e3, "kbit/s"),
+        b => (b, "bit/s"),
+    };
+    let decimals = if value >= 100.0 {
+        1
+    } else if value >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{value:.decimals$} {unit}")
 }
 
 /// The sum rows of a trial (one per flow).

@@ -13,7 +13,16 @@ use linkperf_core::{BurstSpec, RateSearchSpec, RunResult, SweepSpec, ThroughputS
 
 /// Rates, in Mbit/s.
 fn mbit(bps: Option<f64>) -> String {
-    bps.map(|b| format!("{:.3}", b / 1e6)).unwrap_or_else(|| "-".into())
+    bps.map(mbit_text).unwrap_or_else(|| "-".into())
+}
+
+/// A rate in Mbit/s with three decimals, and below 1 Mbit/s with enough more for four significant digits
+/// (a 9600 bit/s link reads 0.009600, not 0.010).
+fn mbit_text(bps: f64) -> String {
+    let mbit = bps / 1e6;
+    let decimals =
+        if mbit.abs() >= 1.0 || mbit == 0.0 { 3 } else { (3.0 - mbit.abs().log10().floor()).min(9.0) as usize };
+    format!("{mbit:.decimals$}")
 }
 
 /// The header lines of a sweep.
@@ -90,8 +99,8 @@ pub(crate) fn write_sweep(run: &RunResult, out: &mut dyn Write) -> io::Result<()
             format!("{}/{}", udp.lost, udp.sent),
             udp.loss_percent.map(|l| format!("{l:.3}")).unwrap_or_else(|| "-".into()),
             udp.jitter_us,
-            delay.map(|d| format!("{:.2}", d.growth_us_per_s / 1e3)).unwrap_or_else(|| "-".into()),
-            delay.map(|d| format!("{:.1}", d.queue_bytes / 1e3)).unwrap_or_else(|| "-".into()),
+            delay.map(|d| format!("{:.2}", unsigned_zero(d.growth_us_per_s / 1e3))).unwrap_or_else(|| "-".into()),
+            delay.map(|d| format!("{:.1}", unsigned_zero(d.queue_bytes / 1e3))).unwrap_or_else(|| "-".into()),
             udp.out_of_order,
             count(receiving, |h| h.udp_rcvbuf_errors),
             count(receiving, interface_drops),
@@ -101,6 +110,15 @@ pub(crate) fn write_sweep(run: &RunResult, out: &mut dyn Write) -> io::Result<()
         writeln!(out, "{}", row.trim_end())?;
     }
     Ok(())
+}
+
+/// `value`, with a negative zero (and what rounds to it at two decimals) shown as `0`.
+fn unsigned_zero(value: f64) -> f64 {
+    if value.abs() < 0.005 {
+        0.0
+    } else {
+        value
+    }
 }
 
 /// The sending and receiving hosts' counters of a row.
@@ -159,7 +177,7 @@ pub(crate) fn write_search(spec: &RateSearchSpec, run: &RunResult, out: &mut dyn
             "{:>7} {:<9} {:>11} {:>11} {:>11} {:>17} {:>8}  {verdict}",
             s.size_bytes,
             s.flow.name(),
-            udp.offered_bps.map(|b| format!("{:.3}", b / 1e6)).unwrap_or_else(|| "unpaced".into()),
+            udp.offered_bps.map(mbit_text).unwrap_or_else(|| "unpaced".into()),
             mbit(s.sender_bps),
             mbit(s.receiver_bps),
             format!("{}/{}", udp.lost, udp.sent),
@@ -186,17 +204,17 @@ pub(crate) fn write_search(spec: &RateSearchSpec, run: &RunResult, out: &mut dyn
         }
         writeln!(
             out,
-            "{:>6} {:>7} {:>11} {:>11} {:>12} {:>11} {:>9} {:>6}  {:.3} - {:.3} Mbit/s ({}){}",
+            "{:>6} {:>7} {:>11} {:>11} {:>12} {:>11} {:>9} {:>6}  {} - {} Mbit/s ({}){}",
             r.frame_bytes.map(|f| f.to_string()).unwrap_or_else(|| "-".into()),
             r.payload_bytes,
-            r.rate_bps.map(|b| format!("{:.3}", b / 1e6)).unwrap_or_else(|| "none".into()),
+            r.rate_bps.map(mbit_text).unwrap_or_else(|| "none".into()),
             mbit(r.sustainable_bps),
             r.packets_per_s.map(|p| format!("{p:.0}")).unwrap_or_else(|| "-".into()),
             mbit(r.received_bps),
             r.link.as_ref().map(|l| format!("{:.2}", l.percent)).unwrap_or_else(|| "-".into()),
             r.trials,
-            r.min_bps / 1e6,
-            r.max_bps / 1e6,
+            mbit_text(r.min_bps),
+            mbit_text(r.max_bps),
             r.max_source,
             if notes.is_empty() { String::new() } else { format!("; {}", notes.join("; ")) }
         )?;
@@ -205,9 +223,9 @@ pub(crate) fn write_search(spec: &RateSearchSpec, run: &RunResult, out: &mut dyn
         if let Some(capacity) = &r.capacity {
             writeln!(
                 out,
-                "  {}: capacity {:.3} Mbit/s of payload, by the {}",
+                "  {}: capacity {} Mbit/s of payload, by the {}",
                 format_size(r.payload_bytes),
-                capacity.bps / 1e6,
+                mbit_text(capacity.bps),
                 capacity.method
             )?;
         }
@@ -301,4 +319,15 @@ pub(crate) fn write_bursts(run: &RunResult, out: &mut dyn Write) -> io::Result<(
         writeln!(out, "{}", row.trim_end())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn slow_rates_keep_four_significant_digits() {
+        assert_eq!(super::mbit_text(9600.0), "0.009600");
+        assert_eq!(super::mbit_text(243_065.0), "0.2431");
+        assert_eq!(super::mbit_text(19.445e6), "19.445");
+        assert_eq!(super::mbit_text(0.0), "0.000");
+    }
 }
