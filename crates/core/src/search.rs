@@ -330,7 +330,7 @@ mod tests {
         assert_eq!(tried.last(), Some(&1e6));
         assert!(tried.len() as u32 <= BinarySearch::max_trials(1e6, 100e6, 0.01));
         let (best, tried) = search(1e6, 100e6, 0.01, 1.2e6);
-        assert!(best.is_some_and(|b| b >= 1e6 && b <= 1.2e6), "{best:?} after {tried:?}");
+        assert!(best.is_some_and(|b| (1e6..=1.2e6).contains(&b)), "{best:?} after {tried:?}");
     }
 
     #[test]
@@ -392,8 +392,8 @@ mod tests {
     fn without_a_queue_both_rates_are_the_capacity() {
         let (search, tried) = two_rates(0.3e6, 30e6, 20e6, 0.0);
         let (zero_loss, sustainable) = (search.zero_loss().expect("rate"), search.sustainable().expect("rate"));
-        assert!(zero_loss <= 20e6 && zero_loss >= 20e6 * 0.99, "{tried:?}");
-        assert!(sustainable <= 20e6 && sustainable >= 20e6 * 0.99, "{tried:?}");
+        assert!((20e6 * 0.99..=20e6).contains(&zero_loss), "{tried:?}");
+        assert!((20e6 * 0.99..=20e6).contains(&sustainable), "{tried:?}");
         // A bound below the capacity passes at once and holds: one trial.
         let (search, tried) = two_rates(0.1e6, 10e6, 20e6, 0.0);
         assert_eq!((search.zero_loss(), search.sustainable(), tried.len()), (Some(10e6), Some(10e6), 1));
