@@ -16,6 +16,7 @@ pub mod rate_search;
 pub mod run_result;
 pub mod spec;
 pub mod summary;
+pub mod test_kind;
 pub mod throughput;
 pub mod throughput_series;
 pub mod units;
@@ -28,3 +29,4 @@ pub use spec::{
     ThroughputSpec, WaitMode,
 };
 pub use summary::LatencySummary;
+pub use test_kind::TestKind;

@@ -110,12 +110,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
             if i > 0 {
                 writeln!(out)?;
             }
-            let mut csv = Vec::new();
-            Format::Csv.reporter().render(&run.result, &mut csv)?;
-            for (line, text) in String::from_utf8_lossy(&csv).lines().enumerate() {
-                let first = if line == 0 { "run".to_string() } else { run.id.to_string() };
-                writeln!(out, "{first},{text}")?;
-            }
+            linkperf_report::csv::write_csv(&run.result, Some((run.id, &run.labels)), &mut out)?;
         }
     } else {
         let document = Export {
