@@ -213,6 +213,7 @@ fn ratesearch_finds_the_shaped_payload_rate_within_its_announced_time() {
         found["trials"]
     );
     assert!((rate - capacity_bps).abs() <= capacity_bps * 0.03, "{found}");
+    assert_eq!(found["packets_per_s"].as_f64(), Some(rate / 8.0 / 1472.0), "{found}");
     // --link-overhead 14: what the shaper counts beyond the IP packet (the Ethernet header).
     let percent = found["link"]["percent"].as_f64().unwrap();
     assert!((percent - rate / capacity_bps * 100.0).abs() < 0.01, "{found}");

@@ -353,10 +353,17 @@ mod tests {
 
     #[test]
     fn every_chart_a_kind_names_exists_and_a_burst_has_none() {
-        let drawn = ["rtt-by-size", "rtt-cdf", "goodput-by-size", "received-by-offered-rate", "loss-by-offered-rate"];
+        let drawn = [
+            "rtt-by-size",
+            "rtt-cdf",
+            "goodput-by-size",
+            "received-by-offered-rate",
+            "loss-by-offered-rate",
+            "goodput-timeline",
+        ];
         for kind in TestKind::ALL {
             for id in charts_of(kind) {
-                assert!(drawn.contains(id) || *id == "goodput-timeline", "{kind:?}: {id}");
+                assert!(drawn.contains(id), "{kind:?}: {id}");
             }
         }
         assert!(ids(&[&fixture::burst_run()]).is_empty());
