@@ -137,7 +137,7 @@ fn udp_loss_appears_only_above_the_shaped_rate() {
     assert_eq!(below["udp"]["lost"], 0, "{below}");
     // 1 %: pacing is exact to the microsecond; only a stall of the sending host could shorten the rate.
     let received = below["receiver_bps"].as_f64().unwrap();
-    assert!((received - 10e6).abs() <= 10e6 * 0.01, "below: {received}");
+    assert!((received - 10e6).abs() <= 10e6 * 0.01, "below: {received}: {below}");
     let above = run("40M");
     let received = above["receiver_bps"].as_f64().unwrap();
     eprintln!("above: received {:.3} Mbit/s of {:.3} capacity, {}", received / 1e6, capacity_bps / 1e6, above["udp"]);
