@@ -19,6 +19,7 @@ pub mod search;
 pub mod spec;
 pub mod summary;
 pub mod terminal_text;
+pub mod test_kind;
 pub mod throughput;
 pub mod throughput_series;
 pub mod units;
@@ -31,3 +32,4 @@ pub use spec::{
     ThroughputSpec, WaitMode,
 };
 pub use summary::LatencySummary;
+pub use test_kind::TestKind;

@@ -289,9 +289,12 @@ fn a_sweep_has_one_row_per_step_at_its_offered_rate() {
 }
 
 #[test]
-fn a_rate_search_reports_its_trials_its_rate_and_the_latency_at_it() {
+fn a_rate_search_beyond_the_sender_reports_its_trials_and_no_rate() {
+    // 400 to 1000 Gbit/s of 1472-byte datagrams (34 to 85 million a second) is beyond any one sender on
+    // loopback (a few Gbit/s here), so every trial fails as sender-limited: the search must say so, not
+    // report a rate. (A rate found, and the latency at it: netns.rs, ratesearch_finds_the_shaped_...)
     let output = linkperf()
-        .args(["ratesearch", "--payload", "1472", "--min", "50M", "--max", "100M", "--trial", "400ms"])
+        .args(["ratesearch", "--payload", "1472", "--min", "400G", "--max", "1000G", "--trial", "200ms"])
         .args(["--settle", "100ms", "--precision", "10%", "--json"])
         .output()
         .unwrap();
@@ -302,17 +305,13 @@ fn a_rate_search_reports_its_trials_its_rate_and_the_latency_at_it() {
     let found = &result["rate_search"][0];
     let trials = result["throughput"].as_array().unwrap();
     assert_eq!(found["trials"].as_u64(), Some(trials.len() as u64), "every trial is kept: {found}");
-    assert_eq!(trials[0]["udp"]["offered_bps"].as_f64(), Some(100e6), "the first trial is at the maximum");
-    assert_eq!(found["complete"], true);
-    // 100 Mbit/s over loopback loses nothing on an idle host; on a busy one the search goes lower, but never
-    // below the minimum without saying so.
-    match found["rate_bps"].as_f64() {
-        Some(rate) => {
-            assert!((50e6..=100e6).contains(&rate), "{found}");
-            assert_eq!(found["packets_per_s"].as_f64(), Some(rate / 8.0 / 1472.0));
-            assert!(found["latency"]["summary"]["count"].as_u64().unwrap() > 0, "probes came back: {found}");
-        }
-        None => assert!(trials.iter().all(|t| t["udp"]["lost"].as_u64() > Some(0) || t["complete"] == false)),
+    assert_eq!(trials[0]["udp"]["offered_bps"].as_f64(), Some(1e12), "the first trial is at the maximum");
+    assert_eq!(found["complete"], true, "{found}");
+    assert!(found["rate_bps"].is_null() && found["packets_per_s"].is_null(), "{found}");
+    assert_eq!(found["sender_limited"], true, "{found}");
+    for trial in trials {
+        let (sent, offered) = (trial["sender_bps"].as_f64().unwrap(), trial["udp"]["offered_bps"].as_f64().unwrap());
+        assert!(offered >= 400e9 && sent < offered * 0.98, "{trial}");
     }
 }
 

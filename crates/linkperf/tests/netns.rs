@@ -137,7 +137,7 @@ fn udp_loss_appears_only_above_the_shaped_rate() {
     assert_eq!(below["udp"]["lost"], 0, "{below}");
     // 1 %: pacing is exact to the microsecond; only a stall of the sending host could shorten the rate.
     let received = below["receiver_bps"].as_f64().unwrap();
-    assert!((received - 10e6).abs() <= 10e6 * 0.01, "below: {received}");
+    assert!((received - 10e6).abs() <= 10e6 * 0.01, "below: {received}: {below}");
     let above = run("40M");
     let received = above["receiver_bps"].as_f64().unwrap();
     eprintln!("above: received {:.3} Mbit/s of {:.3} capacity, {}", received / 1e6, capacity_bps / 1e6, above["udp"]);
@@ -213,6 +213,7 @@ fn ratesearch_finds_the_shaped_payload_rate_within_its_announced_time() {
         found["trials"]
     );
     assert!((rate - capacity_bps).abs() <= capacity_bps * 0.03, "{found}");
+    assert_eq!(found["packets_per_s"].as_f64(), Some(rate / 8.0 / 1472.0), "{found}");
     // --link-overhead 14: what the shaper counts beyond the IP packet (the Ethernet header).
     let percent = found["link"]["percent"].as_f64().unwrap();
     assert!((percent - rate / capacity_bps * 100.0).abs() < 0.01, "{found}");

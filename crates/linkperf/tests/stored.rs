@@ -74,7 +74,11 @@ fn exported_runs_import_into_another_database_unchanged() {
     assert!(linkperf().args(["import", &path, "--db", &other]).output().unwrap().status.success());
     assert_eq!(run_json(&["runs", "--json", "--db", &other]).as_array().unwrap().len(), 2);
     let csv = linkperf().args(["export", "1", "--csv", "--db", &db]).output().unwrap();
-    assert!(String::from_utf8_lossy(&csv.stdout).starts_with("run,test,proto,phase"));
+    let text = String::from_utf8_lossy(&csv.stdout);
+    assert!(
+        text.starts_with("run,labels,test,proto,phase") && text.contains("\n1,\"[\"\"x\"\"]\",throughput,"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -84,6 +84,22 @@ mod tests {
     }
 
     #[test]
+    fn loopback_has_an_mtu_and_no_speed_and_an_unknown_interface_has_neither() {
+        let (speed, mtu) = interface_link("lo");
+        assert_eq!(speed, None, "virtual interfaces report no speed");
+        assert!(mtu.is_some_and(|mtu| mtu >= 1280), "{mtu:?}");
+        assert_eq!(interface_link("no-such-if0"), (None, None));
+    }
+
+    #[test]
+    fn a_watch_finds_the_interface_of_its_address() {
+        assert_eq!(CounterWatch::start(Some("127.0.0.1:1".parse().unwrap())).interface(), Some("lo"));
+        let unix = CounterWatch::start(None);
+        assert_eq!(unix.interface(), None);
+        assert_eq!(unix.delta().interface, None, "no interface row without an interface");
+    }
+
+    #[test]
     fn traffic_shows_in_the_deltas() {
         let watch = CounterWatch::start(Some("127.0.0.1:1".parse().unwrap()));
         let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();

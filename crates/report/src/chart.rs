@@ -6,7 +6,7 @@
 
 use linkperf_core::histogram::RttHistogram;
 use linkperf_core::units::format_size;
-use linkperf_core::RunResult;
+use linkperf_core::{RunResult, TestKind};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
@@ -46,16 +46,37 @@ enum Scale {
 /// Size of every chart, in pixels.
 const SIZE: (u32, u32) = (860, 440);
 
+/// The charts (by id) that can show a run of `kind`. A run is drawn only on these, so a new kind of test
+/// must choose its charts here.
+fn charts_of(kind: TestKind) -> &'static [&'static str] {
+    match kind {
+        // Under load, the load's goodput per interval too.
+        TestKind::Latency => &["rtt-by-size", "rtt-cdf", "goodput-timeline"],
+        TestKind::Connect | TestKind::Idle => &["rtt-cdf"],
+        // Paced UDP over several sizes gives received rate and loss by offered rate.
+        TestKind::Throughput => {
+            &["goodput-by-size", "goodput-timeline", "received-by-offered-rate", "loss-by-offered-rate"]
+        }
+        // Their trials, each at an offered rate.
+        TestKind::Sweep | TestKind::Ratesearch => &["received-by-offered-rate", "loss-by-offered-rate"],
+        // The lengths of bursts: the datasheet and the run's table show them.
+        TestKind::Burst => &[],
+    }
+}
+
 /// Every chart the runs have data for, in a fixed order. `names` labels each run's lines.
 pub fn charts(runs: &[&RunResult], names: &[String]) -> Vec<Chart> {
     let named: Vec<(&RunResult, &str)> = runs.iter().copied().zip(names.iter().map(String::as_str)).collect();
+    let on = |id: &str| -> Vec<(&RunResult, &str)> {
+        named.iter().copied().filter(|(run, _)| charts_of(run.parameters.kind()).contains(&id)).collect()
+    };
     [
-        rtt_by_size(&named),
-        rtt_cdf(&named),
-        goodput_by_size(&named),
-        offered_rate(&named, false),
-        offered_rate(&named, true),
-        timeline(&named),
+        rtt_by_size(&on("rtt-by-size")),
+        rtt_cdf(&on("rtt-cdf")),
+        goodput_by_size(&on("goodput-by-size")),
+        offered_rate(&on("received-by-offered-rate"), false),
+        offered_rate(&on("loss-by-offered-rate"), true),
+        timeline(&on("goodput-timeline")),
     ]
     .into_iter()
     .flatten()
@@ -193,7 +214,7 @@ fn timeline(runs: &[(&RunResult, &str)]) -> Option<Chart> {
     let mut lines = Vec::new();
     for (run, name) in runs {
         let sums: Vec<_> = run.throughput.iter().filter(|s| s.stream.is_none() && s.intervals.len() >= 2).collect();
-        // A sweep or search has many short trials; their timelines would only be noise.
+        // Many sizes or flows would make the timeline only noise.
         if sums.len() > 4 {
             continue;
         }
@@ -328,6 +349,25 @@ mod tests {
         assert_eq!(ids(&[&fixture::latency_run()]), vec!["rtt-by-size", "rtt-cdf"]);
         assert_eq!(ids(&[&fixture::throughput_run()]), vec!["goodput-timeline"]);
         assert_eq!(ids(&[&fixture::sweep_run()]), vec!["received-by-offered-rate", "loss-by-offered-rate"]);
+    }
+
+    #[test]
+    fn every_chart_a_kind_names_exists_and_a_burst_has_none() {
+        let drawn = [
+            "rtt-by-size",
+            "rtt-cdf",
+            "goodput-by-size",
+            "received-by-offered-rate",
+            "loss-by-offered-rate",
+            "goodput-timeline",
+        ];
+        for kind in TestKind::ALL {
+            for id in charts_of(kind) {
+                assert!(drawn.contains(id), "{kind:?}: {id}");
+            }
+        }
+        assert!(ids(&[&fixture::burst_run()]).is_empty());
+        assert_eq!(ids(&[&fixture::ratesearch_run()]), vec!["received-by-offered-rate", "loss-by-offered-rate"]);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use linkperf_core::datasheet::{datasheet_rows, DatasheetRow, Figure};
-use linkperf_core::{RunResult, RunStatus};
+use linkperf_core::{RunResult, RunStatus, TestKind};
 
 use crate::chart::Chart;
 use crate::Reporter;
@@ -103,26 +103,53 @@ fn write_runs(runs: &[ReportRun<'_>], out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "</table>")
 }
 
-/// The main figure of each run, as a datasheet row: round trips, goodput, zero-loss rate, bursts.
+/// The figures of a run of `kind` that its datasheet rows show. A kind whose result is not one figure has
+/// none and gets a note instead ([`without_figure`]).
+fn datasheet_figures(kind: TestKind) -> &'static [Figure] {
+    match kind {
+        TestKind::Latency | TestKind::Connect | TestKind::Idle => &[Figure::Rtt, Figure::RttLoaded],
+        TestKind::Throughput => &[Figure::Goodput],
+        TestKind::Ratesearch => &[Figure::ZeroLoss],
+        TestKind::Burst => &[Figure::Burst],
+        TestKind::Sweep => &[],
+    }
+}
+
+/// Why a run of `kind` has no datasheet row, and where its figures are.
+fn without_figure(kind: TestKind) -> &'static str {
+    match kind {
+        TestKind::Sweep => {
+            "a sweep's result is a curve, not one figure: see the charts of received rate and loss by offered \
+             rate, and its table below"
+        }
+        TestKind::Latency
+        | TestKind::Connect
+        | TestKind::Idle
+        | TestKind::Throughput
+        | TestKind::Ratesearch
+        | TestKind::Burst => "nothing was measured for its figure: see its table below",
+    }
+}
+
+/// The main figure of each run, as a datasheet row: round trips, goodput, zero-loss rate, bursts; a note
+/// for each run that has none.
 fn write_datasheet(runs: &[ReportRun<'_>], out: &mut dyn Write) -> io::Result<()> {
     let mut rows: Vec<DatasheetRow> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     for run in runs {
         let r = run.result;
         let test = format!("{}, {} {}", run.name(), r.parameters.test_name(), r.parameters.proto().name());
         let note = r.command.iter().skip(1).cloned().collect::<Vec<_>>().join(" ");
-        let figures: &[Figure] = match r.parameters.test_name() {
-            "latency" | "connect" | "idle" => &[Figure::Rtt, Figure::RttLoaded],
-            "throughput" => &[Figure::Goodput],
-            "ratesearch" => &[Figure::ZeroLoss],
-            "burst" => &[Figure::Burst],
-            _ => &[],
-        };
-        for &figure in figures {
+        let before = rows.len();
+        for &figure in datasheet_figures(r.parameters.kind()) {
             let label = if figure == Figure::RttLoaded { format!("{test}, under load") } else { test.clone() };
             rows.extend(datasheet_rows(&label, figure, "Mbit/s", &format!("linkperf {note}"), std::slice::from_ref(r)));
         }
+        if rows.len() == before {
+            notes.push(format!("{test}: {}.", without_figure(r.parameters.kind())));
+        }
     }
-    if rows.is_empty() {
+    if rows.is_empty() && notes.is_empty() {
         return Ok(());
     }
     writeln!(out, "<h2>Datasheet</h2>\n<table id=\"datasheet\">")?;
@@ -141,7 +168,11 @@ fn write_datasheet(runs: &[ReportRun<'_>], out: &mut dyn Write) -> io::Result<()
             escape(&row.note)
         )?;
     }
-    writeln!(out, "</table>")
+    writeln!(out, "</table>")?;
+    for note in notes {
+        writeln!(out, "<p class=\"no-figure\">{}</p>", escape(&note))?;
+    }
+    Ok(())
 }
 
 /// Text made safe for HTML.
@@ -188,6 +219,28 @@ mod tests {
         for external in ["<script", "src=", "href=", "@import", "url("] {
             assert!(!html.contains(external), "nothing external: {external}");
         }
+    }
+
+    #[test]
+    fn every_run_has_a_datasheet_row_or_says_why_not() {
+        let runs = [
+            fixture::latency_run(),
+            fixture::throughput_run(),
+            fixture::sweep_run(),
+            fixture::ratesearch_run(),
+            fixture::under_load_run(),
+            fixture::burst_run(),
+        ];
+        let html = page(&runs);
+        let datasheet = &html[html.find("id=\"datasheet\"").unwrap()..html.find("<h2>Charts").unwrap()];
+        for (i, run) in runs.iter().enumerate() {
+            let name = format!("run {} (before), {}", i + 1, run.parameters.test_name());
+            let rows = datasheet.matches(&format!("<tr><td>{name}")).count();
+            let notes = datasheet.matches(&format!("<p class=\"no-figure\">{name}")).count();
+            let expected_rows = if run.parameters.kind() == TestKind::Sweep { 0 } else { 1 };
+            assert!(rows >= expected_rows && (rows > 0) != (notes > 0), "{name}: {rows} rows, {notes} notes");
+        }
+        assert!(datasheet.contains("a sweep's result is a curve"), "{datasheet}");
     }
 
     #[test]

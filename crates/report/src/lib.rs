@@ -2,6 +2,11 @@
 //!
 //! Renderers only lay out figures the result already holds; they compute nothing (beyond unit scaling) and
 //! never mix formats.
+//!
+//! A renderer that treats kinds of test differently matches on [`linkperf_core::TestKind`] (or the
+//! parameters) exhaustively, never on a test's name with a fallback, so that a new kind of test cannot be
+//! forgotten by one of them: the CSV rows of each kind, the HTML datasheet's figure (or its note saying
+//! why there is none), the charts of each kind, the table. JSON writes the result model as it is.
 
 mod characterise_table;
 pub mod chart;

@@ -113,11 +113,8 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
                 writeln!(out)?;
             }
             let mut csv = Vec::new();
-            Format::Csv.reporter().render(&run.result, &mut csv)?;
-            for (line, text) in crate::output::safe_text(&csv).lines().enumerate() {
-                let first = if line == 0 { "run".to_string() } else { run.id.to_string() };
-                writeln!(out, "{first},{text}")?;
-            }
+            linkperf_report::csv::write_csv(&run.result, Some((run.id, &run.labels)), &mut csv)?;
+            write!(out, "{}", crate::output::safe_text(&csv))?;
         }
     } else {
         let document = Export {
