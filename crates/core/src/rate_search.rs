@@ -130,7 +130,8 @@ pub struct ZeroLossRate {
     pub max_source: String,
     /// Trials run.
     pub trials: u32,
-    /// Whether any trial was sender-limited (its rate is then unresolved, not lost on the link).
+    /// Whether the sender fell short of the offered rate in any trial (whatever that trial's verdict): the
+    /// rates it did not reach are unresolved, not lost on the link.
     pub sender_limited: bool,
     /// Whether the search ran to its end.
     pub complete: bool,

@@ -121,7 +121,8 @@ impl RateSearch {
 
     /// Records the outcome of the trial at `rate` (the last [`RateSearch::next`]). A sender-limited trial
     /// leaves the offered rate not reached, and counts as a pass at the rate its sender achieved (the link
-    /// carried that much); it estimates no capacity (its arrivals follow the sender's pauses).
+    /// carried that much) when that rate is within the search's range; it estimates no capacity (its
+    /// arrivals follow the sender's pauses).
     pub fn record(&mut self, rate: f64, outcome: TrialOutcome) {
         self.trials += 1;
         if self.hint() == Some(rate) {
@@ -129,9 +130,10 @@ impl RateSearch {
         }
         if let (Verdict::SenderLimited, Some(sent)) = (outcome.verdict, outcome.sent_bps) {
             // The offered rate was not reached (it stays out of reach for the search, which so moves on);
-            // the link carried what was sent.
+            // the link carried what was sent. A rate below the search's minimum is outside what the user
+            // asked to search, and is not reported as a result of it.
             self.zero_loss.record_at(rate, Verdict::SenderLimited);
-            if sent > 0.0 && sent < rate {
+            if sent > 0.0 && sent < rate && sent >= self.zero_loss.min_bps {
                 self.zero_loss.record_at(sent, Verdict::Pass);
                 if outcome.growing == Some(false) {
                     self.sustained = Some(self.sustained.map_or(sent, |s| s.max(sent)));
@@ -421,5 +423,21 @@ mod tests {
         assert!(trials <= RateSearch::max_trials(1e6, 100e6, 0.01), "{trials}");
         assert_eq!(search.zero_loss(), Some(80e6));
         assert_eq!(search.capacity(), None, "a sender's pauses are not the link's capacity");
+    }
+
+    #[test]
+    fn a_sender_short_of_the_search_minimum_gives_no_rate() {
+        // Asked to search 400..1000 Gbit/s, a sender that reaches 20 Gbit/s says nothing about that range.
+        let mut search = RateSearch::new(400e9, 1000e9, 0.1);
+        let limited = TrialOutcome {
+            verdict: Verdict::SenderLimited,
+            growing: Some(false),
+            arrival_bps: Some(20e9),
+            sent_bps: Some(20e9),
+        };
+        while let Some(rate) = search.next() {
+            search.record(rate, limited);
+        }
+        assert_eq!((search.zero_loss(), search.sustainable()), (None, None));
     }
 }

@@ -233,7 +233,11 @@ impl Search<'_> {
                 return Ok(false);
             }
             let outcome = outcome_of(&self.trials.series[start..], spec.loss_tolerance_percent, &trial);
-            result.sender_limited |= outcome.verdict == Verdict::SenderLimited;
+            // A trial whose sender fell short is sender-limited whatever else it shows (a loss on top of
+            // a short sender fails the rate, but the rates above it were never offered either).
+            let short =
+                sums(&self.trials.series[start..]).any(|s| linkperf_core::rate_search::sender_fell_short(s, &trial));
+            result.sender_limited |= outcome.verdict == Verdict::SenderLimited || short;
             if outcome.verdict == Verdict::Pass && search.zero_loss().is_none_or(|b| rate > b) {
                 result.received_bps =
                     sums(&self.trials.series[start..]).filter_map(|s| s.receiver_bps).reduce(f64::min);
