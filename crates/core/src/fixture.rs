@@ -258,3 +258,8 @@ pub fn burst_run() -> RunResult {
     run.bursts = vec![result];
     run
 }
+
+/// One run of every kind of test, for tests that must hold for all of them.
+pub fn every_kind_of_run() -> Vec<RunResult> {
+    vec![latency_run(), throughput_run(), sweep_run(), ratesearch_run(), under_load_run(), burst_run()]
+}

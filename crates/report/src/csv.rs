@@ -363,14 +363,7 @@ mod tests {
 
     #[test]
     fn every_kind_of_run_has_every_column_in_every_row() {
-        for run in [
-            fixture::latency_run(),
-            fixture::throughput_run(),
-            fixture::sweep_run(),
-            fixture::ratesearch_run(),
-            fixture::under_load_run(),
-            fixture::burst_run(),
-        ] {
+        for run in fixture::every_kind_of_run() {
             let all = records(&csv_of(&run, None));
             assert!(all.len() >= 2, "{}: a header and rows", run.parameters.test_name());
             assert!(all.iter().all(|r| r.len() == all[0].len()), "{}: {all:?}", run.parameters.test_name());

@@ -223,14 +223,7 @@ mod tests {
 
     #[test]
     fn every_run_has_a_datasheet_row_or_says_why_not() {
-        let runs = [
-            fixture::latency_run(),
-            fixture::throughput_run(),
-            fixture::sweep_run(),
-            fixture::ratesearch_run(),
-            fixture::under_load_run(),
-            fixture::burst_run(),
-        ];
+        let runs = fixture::every_kind_of_run();
         let html = page(&runs);
         let datasheet = &html[html.find("id=\"datasheet\"").unwrap()..html.find("<h2>Charts").unwrap()];
         for (i, run) in runs.iter().enumerate() {
