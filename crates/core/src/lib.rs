@@ -15,6 +15,7 @@ pub mod host_facts;
 pub mod link_model;
 pub mod rate_search;
 pub mod run_result;
+pub mod serial_line;
 pub mod spec;
 pub mod summary;
 pub mod terminal_text;

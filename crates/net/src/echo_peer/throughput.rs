@@ -1,0 +1,207 @@
+//! Throughput through an echoing peer: one thread sends a known byte stream for the duration, another reads
+//! it back and checks every byte; the figure is the rate at which intact bytes came back.
+//!
+//! The rate is taken over the receiving side's span, from the end of its first read to its last: bytes
+//! of the first read arrived before the span began and are left out, so the figure is exactly the
+//! steady pace of the echo (a line's character rate), not diluted by the first byte's round trip. After
+//! the sender stops, the reader waits until every byte is back or nothing arrived for the timeout.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use linkperf_core::run_result::ThroughputSeries;
+use linkperf_core::throughput::Flow;
+use linkperf_core::{Direction, HostFacts, ThroughputSpec};
+
+use super::latency::DATAGRAM_HEADER_BYTES;
+use super::payload::Payload;
+use crate::observer::{Measurement, Observer, ProgressUnit};
+use crate::run::MeasuredRun;
+use crate::transport::echo_link::EchoLink;
+use crate::NetError;
+
+/// What the reading side saw.
+#[derive(Debug, Default)]
+struct Received {
+    /// Bytes back, intact or not.
+    bytes: u64,
+    /// Intact bytes back after the first read (the bytes the rate is computed from).
+    intact_in_span: u64,
+    /// Bytes (or datagrams' bytes) that came back changed.
+    changed: u64,
+    /// From the end of the first read to the end of the last, in seconds.
+    span_s: f64,
+    /// The link failed or went quiet for the timeout before every byte was back.
+    error: Option<NetError>,
+}
+
+/// Sends to the echo for `spec.duration_s` in writes of the first size, and returns the rate of intact
+/// bytes back. `bits_per_byte` is the payload a byte carries (8 on a network link, the data bits on a
+/// serial line); once the sender stops, the echo may fall silent for `timeout` before the run ends with
+/// the missing bytes counted.
+pub fn run_echo_throughput(
+    link: &mut dyn EchoLink,
+    spec: &ThroughputSpec,
+    payload: Payload,
+    bits_per_byte: u8,
+    timeout: Duration,
+    observer: &dyn Observer,
+) -> Result<MeasuredRun<ThroughputSeries>, NetError> {
+    let size = spec.sizes_bytes.first().copied().unwrap_or(1024) as usize;
+    if link.is_datagram() && size < DATAGRAM_HEADER_BYTES {
+        return Err(NetError::Invalid(format!(
+            "a UDP echo test needs messages of at least {DATAGRAM_HEADER_BYTES} bytes (their sequence number)"
+        )));
+    }
+    let mut reader = link.try_clone().map_err(|e| NetError::io("opening the echo link for reading", e))?;
+    let sent = AtomicU64::new(0);
+    let sending = AtomicBool::new(true);
+    observer.phase("echo throughput", (spec.duration_s * 1000.0) as u64, ProgressUnit::Milliseconds);
+    let (send_error, received) = std::thread::scope(|scope| {
+        let read = scope.spawn(|| receive(reader.as_mut(), payload, &sent, &sending, timeout));
+        let error = send(link, size, payload, spec.duration_s, &sent, observer);
+        sending.store(false, Ordering::Release);
+        (error, read.join().unwrap_or_default())
+    });
+    let sent = sent.load(Ordering::Acquire);
+    let mut run = MeasuredRun::new(HostFacts::default());
+    let bps =
+        (received.span_s > 0.0).then(|| received.intact_in_span as f64 * f64::from(bits_per_byte) / received.span_s);
+    run.series.push(series(spec, size, sent, &received, bps));
+    observer.measured(Measurement::Throughput(&run.series[0]));
+    if received.changed > 0 {
+        run.warnings.push(format!("{} bytes came back changed: they are counted, not in the rate", received.changed));
+    }
+    if received.bytes < sent {
+        run.warnings.push(format!("{} of the {sent} bytes sent never came back", sent - received.bytes));
+    }
+    run.error = send_error.or(received.error);
+    Ok(run)
+}
+
+fn series(spec: &ThroughputSpec, size: usize, sent: u64, received: &Received, bps: Option<f64>) -> ThroughputSeries {
+    ThroughputSeries {
+        phase: Direction::Upload,
+        size_bytes: size as u64,
+        flow: Flow::Upload,
+        stream: None,
+        receiver_bps: bps,
+        sender_bps: None,
+        receiver_bytes: received.bytes - received.changed,
+        sender_bytes: sent,
+        window_s: received.span_s,
+        messages_per_s: bps.map(|b| b / 8.0 / size as f64),
+        us_per_message: bps.filter(|&b| b > 0.0).map(|b| size as f64 * 8.0 / b * 1e6),
+        intervals: Vec::new(),
+        tcp: None,
+        udp: None,
+        sender_cpu: None,
+        receiver_cpu: None,
+        link: None,
+        client_counters: None,
+        responder_counters: None,
+        turns: Vec::new(),
+        complete: received.error.is_none() && spec.duration_s > 0.0,
+    }
+}
+
+/// Writes the payload stream for `duration_s`; returns what stopped it early.
+fn send(
+    link: &mut dyn EchoLink,
+    size: usize,
+    payload: Payload,
+    duration_s: f64,
+    sent: &AtomicU64,
+    observer: &dyn Observer,
+) -> Option<NetError> {
+    let start = Instant::now();
+    let end = start + Duration::from_secs_f64(duration_s);
+    let mut buffer = vec![0u8; size];
+    let (mut offset, mut sequence, mut reported) = (0u64, 0u64, 0u64);
+    while Instant::now() < end {
+        if link.is_datagram() {
+            sequence += 1;
+            payload.fill(sequence, 0, &mut buffer);
+            buffer[..DATAGRAM_HEADER_BYTES].copy_from_slice(&sequence.to_le_bytes());
+        } else {
+            payload.fill(0, offset, &mut buffer);
+        }
+        if let Err(e) = link.send(&buffer) {
+            return Some(NetError::io(format!("sending to the echo over {}", link.describe()), e));
+        }
+        offset += size as u64;
+        sent.store(offset, Ordering::Release);
+        let elapsed = start.elapsed().as_millis() as u64;
+        if elapsed >= reported + 100 {
+            observer.advance(elapsed - reported);
+            reported = elapsed;
+            if observer.cancelled() {
+                return Some(NetError::Interrupted);
+            }
+        }
+    }
+    None
+}
+
+/// Reads and checks the echo until every byte sent is back, or nothing came for `timeout`.
+fn receive(
+    link: &mut dyn EchoLink,
+    payload: Payload,
+    sent: &AtomicU64,
+    sending: &AtomicBool,
+    timeout: Duration,
+) -> Received {
+    let mut out = Received::default();
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut first_read_end: Option<Instant> = None;
+    let mut last = Instant::now();
+    loop {
+        if !sending.load(Ordering::Acquire) && out.bytes >= sent.load(Ordering::Acquire) {
+            break;
+        }
+        let n = match link.receive(&mut buffer, Duration::from_millis(50)) {
+            Ok(n) => n,
+            Err(e) => {
+                out.error = Some(NetError::io(format!("reading the echo over {}", link.describe()), e));
+                break;
+            }
+        };
+        let now = Instant::now();
+        if n == 0 {
+            if !sending.load(Ordering::Acquire) && now.duration_since(last) >= timeout {
+                out.error = Some(NetError::Timeout {
+                    what: format!("the rest of the echo over {}", link.describe()),
+                    timeout_s: timeout.as_secs_f64(),
+                });
+                break;
+            }
+            continue;
+        }
+        let changed = check(link.is_datagram(), payload, out.bytes, &buffer[..n]);
+        out.bytes += n as u64;
+        out.changed += changed;
+        last = now;
+        match first_read_end {
+            None => first_read_end = Some(now),
+            Some(first) => {
+                out.intact_in_span += n as u64 - changed;
+                out.span_s = now.duration_since(first).as_secs_f64();
+            }
+        }
+    }
+    out
+}
+
+/// Changed bytes in a read of the stream at `offset`, or in one datagram.
+fn check(datagram: bool, payload: Payload, offset: u64, read: &[u8]) -> u64 {
+    if !datagram {
+        return payload.differing(0, offset, read);
+    }
+    if read.len() < DATAGRAM_HEADER_BYTES {
+        return read.len() as u64;
+    }
+    let mut tag = [0u8; DATAGRAM_HEADER_BYTES];
+    tag.copy_from_slice(&read[..DATAGRAM_HEADER_BYTES]);
+    let sequence = u64::from_le_bytes(tag);
+    payload.differing(sequence, DATAGRAM_HEADER_BYTES as u64, &read[DATAGRAM_HEADER_BYTES..])
+}
