@@ -22,9 +22,11 @@ pub struct LineArgs {
     /// echoes). Opened exclusively; its settings are restored on exit.
     #[arg(long, value_name = "PATH")]
     pub device: Option<PathBuf>,
-    /// Serial line rate in bit/s (a standard rate: 50 to 4000000).
-    #[arg(long, default_value_t = 9600)]
-    pub baud: u32,
+    /// Serial line rate in bit/s (a standard rate: 50 to 4000000) [default with --proto serial: 9600]. With
+    /// --peer echo over TCP or UDP, the rate of the serial line behind a device server (set on the device):
+    /// throughput is then also given as % of that line's rate, and the payload fits its data bits.
+    #[arg(long)]
+    pub baud: Option<u32>,
     /// Data bits per character.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(5..=8))]
     pub data_bits: u8,
@@ -42,6 +44,9 @@ pub struct LineArgs {
     #[arg(long, value_name = "DURATION", value_parser = value::duration)]
     pub char_timeout: Option<Duration>,
 }
+
+/// The line rate of a serial device when --baud is not given.
+const DEFAULT_BAUD: u32 = 9600;
 
 /// What answers at the other end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -75,10 +80,19 @@ pub enum FlowArg {
 }
 
 impl LineArgs {
-    /// The serial line's settings.
-    pub fn settings(&self) -> LineSettings {
+    /// A serial device's settings (9600 bit/s unless --baud says otherwise).
+    pub fn serial_settings(&self) -> LineSettings {
+        self.settings_at(self.baud.unwrap_or(DEFAULT_BAUD))
+    }
+
+    /// The serial line behind an echo service, when --baud gives its rate.
+    pub fn line_behind_echo(&self) -> Option<LineSettings> {
+        self.baud.map(|baud| self.settings_at(baud))
+    }
+
+    fn settings_at(&self, baud: u32) -> LineSettings {
         LineSettings {
-            baud: self.baud,
+            baud,
             data_bits: self.data_bits,
             parity: match self.parity {
                 ParityArg::None => Parity::None,

@@ -25,6 +25,10 @@ use crate::cmd::Prepared;
 use crate::exit::UsageError;
 use crate::output::Measured;
 
+/// Bytes in flight to a network echo: enough to fill a fast path, bounded so that the end of a test drains
+/// quickly.
+const NETWORK_WINDOW_BYTES: u64 = 4 << 20;
+
 /// An echo reached and ready: the link, where it is, and what its bytes may carry.
 struct Opened {
     link: Box<dyn EchoLink>,
@@ -75,7 +79,9 @@ pub fn throughput(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
     let parameters = Parameters::Throughput(spec.clone());
     prepared.begin(&parameters);
     let bits = opened.line.map_or(8, |l| l.data_bits);
-    let run = run_echo_throughput(opened.link.as_mut(), &spec, opened.payload, bits, timeout, &prepared);
+    // A quarter of a second of the line in flight keeps it busy through the echo's delay and drains fast.
+    let window = opened.line.map_or(NETWORK_WINDOW_BYTES, |l| (l.characters_per_s() / 4.0).max(256.0) as u64);
+    let run = run_echo_throughput(opened.link.as_mut(), &spec, opened.payload, bits, (timeout, window), &prepared);
     let mut run = match run {
         Ok(run) => run,
         Err(error) => return Err(prepared.fail(parameters, error)),
@@ -104,7 +110,7 @@ fn open(target: &TargetArgs, line: &LineArgs, proto: Proto, timeout: Duration) -
         if let Some(host) = &target.host {
             return Err(UsageError(format!("--proto serial uses --device, not a host ('{host}')")).into());
         }
-        let settings = line.settings();
+        let settings = line.serial_settings();
         let port = SerialPort::open(path, &settings).map_err(|e| match e {
             linkperf_net::transport::serial::SerialError::UnsupportedBaud(_) => {
                 anyhow::Error::new(UsageError(e.to_string()))
@@ -140,7 +146,13 @@ fn open(target: &TargetArgs, line: &LineArgs, proto: Proto, timeout: Duration) -
         Proto::Udp => Box::new(UdpEcho::connect(address).with_context(|| format!("could not open UDP to {address}"))?),
         other => return Err(UsageError(format!("--peer echo runs over tcp or udp, not {}", other.name())).into()),
     };
-    Ok(Opened { link, endpoint: Endpoint::named(resolved, host.clone()), payload: Payload::default(), line: None })
+    // A device server's serial line behind the echo, when its rate is given: its data bits bound the payload.
+    let settings = line.line_behind_echo();
+    let payload = settings.map_or_else(Payload::default, |s| Payload {
+        mask: s.data_mask(),
+        avoid_xon_xoff: s.flow == FlowControl::XonXoff,
+    });
+    Ok(Opened { link, endpoint: Endpoint::named(resolved, host.clone()), payload, line: settings })
 }
 
 fn flow_name(flow: FlowControl) -> &'static str {

@@ -38,13 +38,14 @@ struct Received {
 /// Sends to the echo for `spec.duration_s` in writes of the first size, and returns the rate of intact
 /// bytes back. `bits_per_byte` is the payload a byte carries (8 on a network link, the data bits on a
 /// serial line); once the sender stops, the echo may fall silent for `timeout` before the run ends with
-/// the missing bytes counted.
+/// the missing bytes counted. At most `window` bytes are in flight (sent and not yet back): a serial
+/// line's buffers would otherwise fill with seconds of data that must drain after the test.
 pub fn run_echo_throughput(
     link: &mut dyn EchoLink,
     spec: &ThroughputSpec,
     payload: Payload,
     bits_per_byte: u8,
-    timeout: Duration,
+    (timeout, window): (Duration, u64),
     observer: &dyn Observer,
 ) -> Result<MeasuredRun<ThroughputSeries>, NetError> {
     let size = spec.sizes_bytes.first().copied().unwrap_or(1024) as usize;
@@ -55,11 +56,12 @@ pub fn run_echo_throughput(
     }
     let mut reader = link.try_clone().map_err(|e| NetError::io("opening the echo link for reading", e))?;
     let sent = AtomicU64::new(0);
+    let back = AtomicU64::new(0);
     let sending = AtomicBool::new(true);
     observer.phase("echo throughput", (spec.duration_s * 1000.0) as u64, ProgressUnit::Milliseconds);
     let (send_error, received) = std::thread::scope(|scope| {
-        let read = scope.spawn(|| receive(reader.as_mut(), payload, &sent, &sending, timeout));
-        let error = send(link, size, payload, spec.duration_s, &sent, observer);
+        let read = scope.spawn(|| receive(reader.as_mut(), payload, (&sent, &back), &sending, timeout));
+        let error = send(link, (size, window), payload, spec.duration_s, (&sent, &back), observer);
         sending.store(false, Ordering::Release);
         (error, read.join().unwrap_or_default())
     });
@@ -108,10 +110,10 @@ fn series(spec: &ThroughputSpec, size: usize, sent: u64, received: &Received, bp
 /// Writes the payload stream for `duration_s`; returns what stopped it early.
 fn send(
     link: &mut dyn EchoLink,
-    size: usize,
+    (size, window): (usize, u64),
     payload: Payload,
     duration_s: f64,
-    sent: &AtomicU64,
+    (sent, back): (&AtomicU64, &AtomicU64),
     observer: &dyn Observer,
 ) -> Option<NetError> {
     let start = Instant::now();
@@ -119,6 +121,11 @@ fn send(
     let mut buffer = vec![0u8; size];
     let (mut offset, mut sequence, mut reported) = (0u64, 0u64, 0u64);
     while Instant::now() < end {
+        // Datagrams are lost rather than queued, so only a stream's bytes are held to the window.
+        if !link.is_datagram() && offset + size as u64 > back.load(Ordering::Acquire) + window.max(size as u64) {
+            std::thread::sleep(Duration::from_micros(200));
+            continue;
+        }
         if link.is_datagram() {
             sequence += 1;
             payload.fill(sequence, 0, &mut buffer);
@@ -147,7 +154,7 @@ fn send(
 fn receive(
     link: &mut dyn EchoLink,
     payload: Payload,
-    sent: &AtomicU64,
+    (sent, back): (&AtomicU64, &AtomicU64),
     sending: &AtomicBool,
     timeout: Duration,
 ) -> Received {
@@ -179,6 +186,7 @@ fn receive(
         }
         let changed = check(link.is_datagram(), payload, out.bytes, &buffer[..n]);
         out.bytes += n as u64;
+        back.store(out.bytes, Ordering::Release);
         out.changed += changed;
         last = now;
         match first_read_end {
