@@ -86,7 +86,7 @@ impl LineSettings {
     pub fn efficiency(&self, measured_bps: f64) -> LinkEfficiency {
         let max = self.max_payload_bps();
         let formula = format!(
-            "{} bit/s x {} data / (1 start + {} data + {} parity + {} stop) = {max:.1} bit/s of payload",
+            "{} bit/s x {} data / (1 start + {} data + {} parity + {} stop) = {max:.1} bit/s of payload; measured {measured_bps:.1} bit/s",
             self.baud,
             self.data_bits,
             self.data_bits,

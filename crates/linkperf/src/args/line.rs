@@ -115,6 +115,9 @@ impl LineArgs {
             (true, None) => Err(UsageError("--proto serial needs --device PATH (e.g. /dev/ttyUSB0)".into())),
             (false, Some(_)) => Err(UsageError("--device is for --proto serial".into())),
             (true, Some(_)) => Ok(true),
+            (false, None) if self.peer == PeerArg::Linkperf && self.baud.is_some() => Err(UsageError(
+                "--baud describes a serial line: use it with --proto serial, or with --peer echo for the line behind a device server".into(),
+            )),
             (false, None) => Ok(self.peer == PeerArg::Echo),
         }
     }

@@ -34,8 +34,10 @@ struct Opened {
     link: Box<dyn EchoLink>,
     endpoint: Endpoint,
     payload: Payload,
-    /// The serial line's settings, when the link is one.
+    /// The serial line's settings, when the link is one (or is behind the echo).
     line: Option<LineSettings>,
+    /// What answers, as the result names it.
+    peer: String,
 }
 
 /// `linkperf latency` against an echo.
@@ -54,7 +56,8 @@ pub fn latency(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     prepared.begin(&parameters);
     let mut links = vec![opened.link];
     let timeouts = EchoTimeouts { message: timeout, inter_character: args.line.char_timeout };
-    let run = run_echo_latency(&mut links, &spec, opened.payload, timeouts, &prepared);
+    let mut run = run_echo_latency(&mut links, &spec, opened.payload, timeouts, &prepared);
+    run.responder.hostname = opened.peer;
     let code = prepared.conclude(parameters, Measured::series(run));
     drop(links);
     code
@@ -86,6 +89,7 @@ pub fn throughput(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
         Ok(run) => run,
         Err(error) => return Err(prepared.fail(parameters, error)),
     };
+    run.responder.hostname = opened.peer;
     if let Some(line) = opened.line {
         for s in &mut run.series {
             s.link = s.receiver_bps.map(|bps| line.efficiency(bps));
@@ -123,10 +127,11 @@ fn open(target: &TargetArgs, line: &LineArgs, proto: Proto, timeout: Duration) -
             settings.short(),
             flow_name(settings.flow)
         );
-        let label = format!("{} ({})", path.display(), settings.short());
+        let label = format!("loopback at {}", settings.short());
         let payload = Payload { mask: settings.data_mask(), avoid_xon_xoff: settings.flow == FlowControl::XonXoff };
         let endpoint = Endpoint::named(Target::Unix(port.path().to_path_buf()), label);
-        return Ok(Opened { link: Box::new(port), endpoint, payload, line: Some(settings) });
+        let peer = "loopback plug (no responder)".to_string();
+        return Ok(Opened { link: Box::new(port), endpoint, payload, line: Some(settings), peer });
     }
     let Some(host) = &target.host else {
         return Err(UsageError(
@@ -152,7 +157,8 @@ fn open(target: &TargetArgs, line: &LineArgs, proto: Proto, timeout: Duration) -
         mask: s.data_mask(),
         avoid_xon_xoff: s.flow == FlowControl::XonXoff,
     });
-    Ok(Opened { link, endpoint: Endpoint::named(resolved, host.clone()), payload, line: settings })
+    let peer = format!("echo service (no responder), {}", link.describe());
+    Ok(Opened { link, endpoint: Endpoint::named(resolved, host.clone()), payload, line: settings, peer })
 }
 
 fn flow_name(flow: FlowControl) -> &'static str {
