@@ -207,3 +207,60 @@ fn an_echo_needs_a_host_and_takes_no_responder_options() {
         linkperf().args(["latency", "127.0.0.1", "--peer", "echo", "--sessions", "2", "--no-store"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn sixteen_echo_services_at_once_give_sixteen_series_and_their_aggregate() {
+    let targets: Vec<String> = (0..16).map(|_| format!("127.0.0.1:{}", tcp_echo(Fault::None))).collect();
+    let list = targets.join(",");
+    let out = linkperf()
+        .args([
+            "latency",
+            &list,
+            "--peer",
+            "echo",
+            "--size",
+            "1",
+            "--count",
+            "50",
+            "--json",
+            "--no-progress",
+            "--no-store",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    let series = run["series"].as_array().unwrap();
+    assert_eq!(series.len(), 17, "the aggregate, then one per port");
+    assert_eq!(series[0]["session"], serde_json::Value::Null);
+    assert_eq!(series[0]["summary"]["count"], 16 * 50);
+    for (i, s) in series[1..].iter().enumerate() {
+        assert_eq!(s["session"], i + 1);
+        assert_eq!(s["summary"]["count"], 50);
+    }
+}
+
+#[test]
+fn throughput_to_several_echoes_is_summed_and_given_per_port() {
+    let list = format!("127.0.0.1:{},127.0.0.1:{}", tcp_echo(Fault::None), tcp_echo(Fault::Change(100)));
+    let out = linkperf()
+        .args(args("throughput", "1", &["--duration", "300ms", "--interval", "100ms", "--size", "4k"]))
+        .output()
+        .unwrap();
+    // Nothing listens on port 1: a clear failure before anything is measured.
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("could not connect to the echo service at 127.0.0.1:1"));
+    let out = linkperf()
+        .args(["throughput", &list, "--peer", "echo", "--duration", "300ms", "--interval", "100ms", "--size", "4k"])
+        .args(["--json", "--no-progress", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    let rows = run["throughput"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    let bytes = |r: &serde_json::Value| r["receiver_bytes"].as_u64().unwrap();
+    assert_eq!(bytes(&rows[0]), bytes(&rows[1]) + bytes(&rows[2]));
+    assert_eq!(rows[2]["stream"], 1);
+    assert!(run["warnings"].to_string().contains("1 bytes came back changed"), "{}", run["warnings"]);
+}

@@ -343,3 +343,27 @@ fn a_missing_device_and_an_unsupported_baud_rate_are_clear_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs --device PATH"));
 }
+
+#[test]
+fn four_ports_at_once_each_run_at_their_line_rate() {
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    let lines: Vec<Line> = (0..4).map(|_| Line::start(9600, 10, Duration::from_millis(1), Fault::None)).collect();
+    let devices: Vec<&str> = lines.iter().map(Line::device).collect();
+    let list = devices.join(",");
+    let out = linkperf()
+        .args(["throughput", "--proto", "serial", "--device", &list, "--baud", "9600", "--duration", "2s"])
+        .args(["--interval", "1s", "--size", "64", "--json", "--no-progress", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    let rows = run["throughput"].as_array().unwrap();
+    assert_eq!(rows.len(), 5, "the sum, then one row per port");
+    for row in &rows[1..] {
+        assert_at_line_rate(row, 7680.0);
+    }
+    // The sum is four lines' worth; it has no one line to be compared with.
+    let sum = rows[0]["receiver_bps"].as_f64().unwrap();
+    assert!((4.0 * 7680.0 * 0.99..=4.0 * 7680.0 * 1.01).contains(&sum), "{sum}");
+    assert!(rows[0]["link"].is_null());
+}

@@ -18,10 +18,11 @@ pub struct LineArgs {
     /// responder is needed; every byte that comes back is checked (docs/metrics.md, "Echo peers").
     #[arg(long, value_enum, default_value = "linkperf")]
     pub peer: PeerArg,
-    /// Serial device for --proto serial, e.g. /dev/ttyUSB0, looped back by a plug (or a device that
-    /// echoes). Opened exclusively; its settings are restored on exit.
-    #[arg(long, value_name = "PATH")]
-    pub device: Option<PathBuf>,
+    /// Serial devices for --proto serial, e.g. /dev/ttyUSB0, each looped back by a plug (or a device that
+    /// echoes); several (comma-separated) run at once, each its own series. Opened exclusively; their
+    /// settings are restored on exit.
+    #[arg(long, value_name = "PATH", value_delimiter = ',')]
+    pub device: Vec<PathBuf>,
     /// Serial line rate in bit/s (a standard rate: 50 to 4000000) [default with --proto serial: 9600]. With
     /// --peer echo over TCP or UDP, the rate of the serial line behind a device server (set on the device):
     /// throughput is then also given as % of that line's rate, and the payload fits its data bits.
@@ -111,14 +112,14 @@ impl LineArgs {
     /// Whether the test runs against an echo (a network echo service or a serial loopback) instead of a
     /// linkperf responder; a usage error when the serial options do not fit the transport.
     pub fn wants_echo(&self, serial: bool) -> Result<bool, UsageError> {
-        match (serial, &self.device) {
-            (true, None) => Err(UsageError("--proto serial needs --device PATH (e.g. /dev/ttyUSB0)".into())),
-            (false, Some(_)) => Err(UsageError("--device is for --proto serial".into())),
-            (true, Some(_)) => Ok(true),
-            (false, None) if self.peer == PeerArg::Linkperf && self.baud.is_some() => Err(UsageError(
+        match (serial, self.device.is_empty()) {
+            (true, true) => Err(UsageError("--proto serial needs --device PATH (e.g. /dev/ttyUSB0)".into())),
+            (false, false) => Err(UsageError("--device is for --proto serial".into())),
+            (true, false) => Ok(true),
+            (false, true) if self.peer == PeerArg::Linkperf && self.baud.is_some() => Err(UsageError(
                 "--baud describes a serial line: use it with --proto serial, or with --peer echo for the line behind a device server".into(),
             )),
-            (false, None) => Ok(self.peer == PeerArg::Echo),
+            (false, true) => Ok(self.peer == PeerArg::Echo),
         }
     }
 }

@@ -31,7 +31,8 @@ const NETWORK_WINDOW_BYTES: u64 = 4 << 20;
 
 /// An echo reached and ready: the link, where it is, and what its bytes may carry.
 struct Opened {
-    link: Box<dyn EchoLink>,
+    /// One link per target, in the order given.
+    links: Vec<Box<dyn EchoLink>>,
     endpoint: Endpoint,
     payload: Payload,
     /// The serial line's settings, when the link is one (or is behind the echo).
@@ -54,7 +55,7 @@ pub fn latency(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let mut prepared = Prepared::with_endpoint(opened.endpoint, None, &args.output)?;
     let parameters = Parameters::Latency(spec.clone());
     prepared.begin(&parameters);
-    let mut links = vec![opened.link];
+    let mut links = opened.links;
     let timeouts = EchoTimeouts { message: timeout, inter_character: args.line.char_timeout };
     let mut run = run_echo_latency(&mut links, &spec, opened.payload, timeouts, &prepared);
     run.responder.hostname = opened.peer;
@@ -84,19 +85,21 @@ pub fn throughput(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
     let bits = opened.line.map_or(8, |l| l.data_bits);
     // A quarter of a second of the line in flight keeps it busy through the echo's delay and drains fast.
     let window = opened.line.map_or(NETWORK_WINDOW_BYTES, |l| (l.characters_per_s() / 4.0).max(256.0) as u64);
-    let run = run_echo_throughput(opened.link.as_mut(), &spec, opened.payload, bits, (timeout, window), &prepared);
+    let run = run_echo_throughput(&mut opened.links, &spec, opened.payload, bits, (timeout, window), &prepared);
     let mut run = match run {
         Ok(run) => run,
         Err(error) => return Err(prepared.fail(parameters, error)),
     };
     run.responder.hostname = opened.peer;
     if let Some(line) = opened.line {
-        for s in &mut run.series {
+        // Each line against its own rate; a sum over several lines has no one line to compare with.
+        let several = run.series.len() > 1;
+        for s in run.series.iter_mut().filter(|s| !several || s.stream.is_some()) {
             s.link = s.receiver_bps.map(|bps| line.efficiency(bps));
         }
     }
     let code = prepared.conclude(parameters, Measured::throughput(run));
-    drop(opened.link);
+    drop(opened.links);
     code
 }
 
@@ -105,16 +108,74 @@ pub fn idle(_args: crate::args::idle::IdleArgs) -> anyhow::Result<ExitCode> {
     Err(UsageError("idle against an echo or a serial line is not available yet: use latency".into()).into())
 }
 
-/// Opens the link the arguments name: a serial device, or a TCP or UDP echo service.
+/// Opens the links the arguments name: serial devices, or TCP or UDP echo services (several at once when
+/// given as a list, each its own series).
 fn open(target: &TargetArgs, line: &LineArgs, proto: Proto, timeout: Duration) -> anyhow::Result<Opened> {
     if target.key_file.is_some() || target.unix.is_some() {
         return Err(UsageError("an echo takes no --key-file and no --unix path".into()).into());
     }
-    if let (Proto::Serial, Some(path)) = (proto, &line.device) {
+    if proto == Proto::Serial {
         if let Some(host) = &target.host {
             return Err(UsageError(format!("--proto serial uses --device, not a host ('{host}')")).into());
         }
-        let settings = line.serial_settings();
+        return open_serial(&line.device, line);
+    }
+    let Some(hosts) = &target.host else {
+        return Err(UsageError(
+            "--peer echo needs the echo service's HOST and --port (e.g. 192.0.2.7 --port 7)".into(),
+        )
+        .into());
+    };
+    let mut links: Vec<Box<dyn EchoLink>> = Vec::new();
+    let mut first = None;
+    for item in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+        let resolved = resolve_item(item, target.port)?;
+        let Target::Inet(address) = resolved else {
+            return Err(UsageError(format!("'{item}' is not a network address")).into());
+        };
+        links.push(match proto {
+            Proto::Tcp => Box::new(
+                TcpEcho::connect(address, timeout)
+                    .with_context(|| format!("could not connect to the echo service at {address}"))?,
+            ),
+            Proto::Udp => {
+                Box::new(UdpEcho::connect(address).with_context(|| format!("could not open UDP to {address}"))?)
+            }
+            other => return Err(UsageError(format!("--peer echo runs over tcp or udp, not {}", other.name())).into()),
+        });
+        first.get_or_insert(resolved);
+    }
+    let Some(first) = first else { return Err(UsageError("no echo service named".into()).into()) };
+    // A device server's serial line behind the echo, when its rate is given: its data bits bound the payload.
+    let settings = line.line_behind_echo();
+    let payload = settings.map_or_else(Payload::default, |s| Payload {
+        mask: s.data_mask(),
+        avoid_xon_xoff: s.flow == FlowControl::XonXoff,
+    });
+    let described: Vec<String> = links.iter().map(|l| l.describe()).collect();
+    let peer = format!("echo service (no responder), {}", described.join(", "));
+    Ok(Opened { links, endpoint: Endpoint::named(first, hosts.clone()), payload, line: settings, peer })
+}
+
+/// One item of a list of echo services: `HOST:PORT`, `[V6]:PORT`, or a host with --port.
+fn resolve_item(item: &str, port: u16) -> anyhow::Result<Target> {
+    if let Ok(address) = item.parse::<std::net::SocketAddr>() {
+        return Ok(Target::Inet(address));
+    }
+    match item.rsplit_once(':') {
+        Some((host, p)) if !host.contains(':') => {
+            let p: u16 = p.parse().map_err(|_| UsageError(format!("'{item}': the port must be a number")))?;
+            Ok(Target::resolve(host, p)?)
+        }
+        _ => Ok(Target::resolve(item, port)?),
+    }
+}
+
+/// Opens every serial device, each locked, set, read back and announced.
+fn open_serial(devices: &[std::path::PathBuf], line: &LineArgs) -> anyhow::Result<Opened> {
+    let settings = line.serial_settings();
+    let mut links: Vec<Box<dyn EchoLink>> = Vec::new();
+    for path in devices {
         let port = SerialPort::open(path, &settings).map_err(|e| match e {
             linkperf_net::transport::serial::SerialError::UnsupportedBaud(_) => {
                 anyhow::Error::new(UsageError(e.to_string()))
@@ -127,38 +188,14 @@ fn open(target: &TargetArgs, line: &LineArgs, proto: Proto, timeout: Duration) -
             settings.short(),
             flow_name(settings.flow)
         );
-        let label = format!("loopback at {}", settings.short());
-        let payload = Payload { mask: settings.data_mask(), avoid_xon_xoff: settings.flow == FlowControl::XonXoff };
-        let endpoint = Endpoint::named(Target::Unix(port.path().to_path_buf()), label);
-        let peer = "loopback plug (no responder)".to_string();
-        return Ok(Opened { link: Box::new(port), endpoint, payload, line: Some(settings), peer });
+        links.push(Box::new(port));
     }
-    let Some(host) = &target.host else {
-        return Err(UsageError(
-            "--peer echo needs the echo service's HOST and --port (e.g. 192.0.2.7 --port 7)".into(),
-        )
-        .into());
-    };
-    let resolved = Target::resolve(host, target.port)?;
-    let Target::Inet(address) = resolved else {
-        return Err(UsageError(format!("'{host}' is not a network address")).into());
-    };
-    let link: Box<dyn EchoLink> = match proto {
-        Proto::Tcp => Box::new(
-            TcpEcho::connect(address, timeout)
-                .with_context(|| format!("could not connect to the echo service at {address}"))?,
-        ),
-        Proto::Udp => Box::new(UdpEcho::connect(address).with_context(|| format!("could not open UDP to {address}"))?),
-        other => return Err(UsageError(format!("--peer echo runs over tcp or udp, not {}", other.name())).into()),
-    };
-    // A device server's serial line behind the echo, when its rate is given: its data bits bound the payload.
-    let settings = line.line_behind_echo();
-    let payload = settings.map_or_else(Payload::default, |s| Payload {
-        mask: s.data_mask(),
-        avoid_xon_xoff: s.flow == FlowControl::XonXoff,
-    });
-    let peer = format!("echo service (no responder), {}", link.describe());
-    Ok(Opened { link, endpoint: Endpoint::named(resolved, host.clone()), payload, line: settings, peer })
+    let paths: Vec<String> = devices.iter().map(|p| p.display().to_string()).collect();
+    let label = format!("loopback at {}", settings.short());
+    let payload = Payload { mask: settings.data_mask(), avoid_xon_xoff: settings.flow == FlowControl::XonXoff };
+    let endpoint = Endpoint::named(Target::Unix(paths.join(",").into()), label);
+    let peer = "loopback plug (no responder)".to_string();
+    Ok(Opened { links, endpoint, payload, line: Some(settings), peer })
 }
 
 fn flow_name(flow: FlowControl) -> &'static str {

@@ -35,13 +35,14 @@ struct Received {
     error: Option<NetError>,
 }
 
-/// Sends to the echo for `spec.duration_s` in writes of the first size, and returns the rate of intact
-/// bytes back. `bits_per_byte` is the payload a byte carries (8 on a network link, the data bits on a
-/// serial line); once the sender stops, the echo may fall silent for `timeout` before the run ends with
-/// the missing bytes counted. At most `window` bytes are in flight (sent and not yet back): a serial
-/// line's buffers would otherwise fill with seconds of data that must drain after the test.
+/// Sends to every echo at once for `spec.duration_s` in writes of the first size, and returns the rate of
+/// intact bytes back: the sum first, then each link's when there are several. `bits_per_byte` is the
+/// payload a byte carries (8 on a network link, the data bits on a serial line); once the senders stop, an
+/// echo may fall silent for `timeout` before its run ends with the missing bytes counted. At most `window`
+/// bytes are in flight per link (sent and not yet back): a serial line's buffers would otherwise fill with
+/// seconds of data that must drain after the test.
 pub fn run_echo_throughput(
-    link: &mut dyn EchoLink,
+    links: &mut [Box<dyn EchoLink>],
     spec: &ThroughputSpec,
     payload: Payload,
     bits_per_byte: u8,
@@ -49,36 +50,95 @@ pub fn run_echo_throughput(
     observer: &dyn Observer,
 ) -> Result<MeasuredRun<ThroughputSeries>, NetError> {
     let size = spec.sizes_bytes.first().copied().unwrap_or(1024) as usize;
-    if link.is_datagram() && size < DATAGRAM_HEADER_BYTES {
+    if links.iter().any(|l| l.is_datagram()) && size < DATAGRAM_HEADER_BYTES {
         return Err(NetError::Invalid(format!(
             "a UDP echo test needs messages of at least {DATAGRAM_HEADER_BYTES} bytes (their sequence number)"
         )));
     }
-    let mut reader = link.try_clone().map_err(|e| NetError::io("opening the echo link for reading", e))?;
+    let mut readers = Vec::with_capacity(links.len());
+    for link in links.iter() {
+        readers.push(link.try_clone().map_err(|e| NetError::io("opening the echo link for reading", e))?);
+    }
+    observer.phase("echo throughput", (spec.duration_s * 1000.0) as u64, ProgressUnit::Milliseconds);
+    let outcomes: Vec<LinkOutcome> = std::thread::scope(|scope| {
+        let handles: Vec<_> = links
+            .iter_mut()
+            .zip(readers.iter_mut())
+            .enumerate()
+            .map(|(i, (link, reader))| {
+                let shown: &dyn Observer = if i == 0 { observer } else { &crate::NoProgress };
+                scope.spawn(move || {
+                    measure_one(link.as_mut(), reader.as_mut(), (size, window, timeout), payload, spec, shown)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+    });
+    let mut run = MeasuredRun::new(HostFacts::default());
+    let rate = |r: &Received| (r.span_s > 0.0).then(|| r.intact_in_span as f64 * f64::from(bits_per_byte) / r.span_s);
+    let total = outcomes.iter().fold(Received::default(), |mut t, o| {
+        t.bytes += o.received.bytes;
+        t.changed += o.received.changed;
+        t.span_s = t.span_s.max(o.received.span_s);
+        t
+    });
+    let sum_bps = outcomes.iter().map(|o| rate(&o.received)).sum::<Option<f64>>();
+    let sent_total = outcomes.iter().map(|o| o.sent).sum();
+    let mut sum = series(spec, size, sent_total, &total, sum_bps);
+    sum.complete = outcomes.iter().all(|o| o.received.error.is_none() && o.send_error.is_none());
+    run.series.push(sum);
+    if outcomes.len() > 1 {
+        for (i, o) in outcomes.iter().enumerate() {
+            let mut one = series(spec, size, o.sent, &o.received, rate(&o.received));
+            one.stream = Some(i as u16);
+            run.series.push(one);
+        }
+    }
+    run.series.iter().for_each(|s| observer.measured(Measurement::Throughput(s)));
+    for (o, link) in outcomes.iter().zip(links.iter()) {
+        let name = link.describe();
+        if o.received.changed > 0 {
+            run.warnings
+                .push(format!("{name}: {} bytes came back changed: counted, not in the rate", o.received.changed));
+        }
+        if o.received.bytes < o.sent {
+            run.warnings.push(format!(
+                "{name}: {} of the {} bytes sent never came back",
+                o.sent - o.received.bytes,
+                o.sent
+            ));
+        }
+    }
+    run.error = outcomes.into_iter().find_map(|o| o.send_error.or(o.received.error));
+    Ok(run)
+}
+
+/// One link's throughput run.
+#[derive(Default)]
+struct LinkOutcome {
+    sent: u64,
+    received: Received,
+    send_error: Option<NetError>,
+}
+
+fn measure_one(
+    link: &mut dyn EchoLink,
+    reader: &mut dyn EchoLink,
+    (size, window, timeout): (usize, u64, Duration),
+    payload: Payload,
+    spec: &ThroughputSpec,
+    observer: &dyn Observer,
+) -> LinkOutcome {
     let sent = AtomicU64::new(0);
     let back = AtomicU64::new(0);
     let sending = AtomicBool::new(true);
-    observer.phase("echo throughput", (spec.duration_s * 1000.0) as u64, ProgressUnit::Milliseconds);
     let (send_error, received) = std::thread::scope(|scope| {
-        let read = scope.spawn(|| receive(reader.as_mut(), payload, (&sent, &back), &sending, timeout));
+        let read = scope.spawn(|| receive(reader, payload, (&sent, &back), &sending, timeout));
         let error = send(link, (size, window), payload, spec.duration_s, (&sent, &back), observer);
         sending.store(false, Ordering::Release);
         (error, read.join().unwrap_or_default())
     });
-    let sent = sent.load(Ordering::Acquire);
-    let mut run = MeasuredRun::new(HostFacts::default());
-    let bps =
-        (received.span_s > 0.0).then(|| received.intact_in_span as f64 * f64::from(bits_per_byte) / received.span_s);
-    run.series.push(series(spec, size, sent, &received, bps));
-    observer.measured(Measurement::Throughput(&run.series[0]));
-    if received.changed > 0 {
-        run.warnings.push(format!("{} bytes came back changed: they are counted, not in the rate", received.changed));
-    }
-    if received.bytes < sent {
-        run.warnings.push(format!("{} of the {sent} bytes sent never came back", sent - received.bytes));
-    }
-    run.error = send_error.or(received.error);
-    Ok(run)
+    LinkOutcome { sent: sent.load(Ordering::Acquire), received, send_error }
 }
 
 fn series(spec: &ThroughputSpec, size: usize, sent: u64, received: &Received, bps: Option<f64>) -> ThroughputSeries {
