@@ -367,3 +367,20 @@ fn four_ports_at_once_each_run_at_their_line_rate() {
     assert!((4.0 * 7680.0 * 0.99..=4.0 * 7680.0 * 1.01).contains(&sum), "{sum}");
     assert!(rows[0]["link"].is_null());
 }
+
+#[test]
+fn idle_gives_one_round_trip_series_per_gap_over_a_serial_line() {
+    let line = Line::start(115_200, 10, Duration::ZERO, Fault::None);
+    let out = linkperf()
+        .args(serial_args("idle", &line, &["--baud", "115200", "--gaps", "0,50ms", "--count", "3", "--size", "4"]))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    let series = run["series"].as_array().unwrap();
+    assert_eq!(series.len(), 2);
+    assert_eq!((series[0]["gap_s"].as_f64(), series[1]["gap_s"].as_f64()), (Some(0.0), Some(0.05)));
+    assert!(series.iter().all(|s| s["summary"]["count"] == 3), "{series:?}");
+    let out = linkperf().args(serial_args("idle", &line, &["--keepalive", "10ms"])).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -11,7 +11,7 @@ use anyhow::Context;
 use linkperf_core::run_result::Parameters;
 use linkperf_core::serial_line::{FlowControl, LineSettings};
 use linkperf_core::{LatencySpec, Proto, ThroughputSpec};
-use linkperf_net::echo_peer::{run_echo_latency, run_echo_throughput, EchoTimeouts, Payload};
+use linkperf_net::echo_peer::{run_echo_idle, run_echo_latency, run_echo_throughput, EchoTimeouts, Payload};
 use linkperf_net::transport::echo_link::{EchoLink, TcpEcho, UdpEcho};
 use linkperf_net::transport::serial::SerialPort;
 use linkperf_net::Target;
@@ -103,9 +103,27 @@ pub fn throughput(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
     code
 }
 
-/// `linkperf idle` against an echo: not measured yet.
-pub fn idle(_args: crate::args::idle::IdleArgs) -> anyhow::Result<ExitCode> {
-    Err(UsageError("idle against an echo or a serial line is not available yet: use latency".into()).into())
+/// `linkperf idle` against an echo: the round trip after each idle gap, one port.
+pub fn idle(args: crate::args::idle::IdleArgs) -> anyhow::Result<ExitCode> {
+    let spec = linkperf_core::IdleSpec::try_from(&args)?;
+    if spec.keepalive_s.is_some() {
+        return Err(UsageError("--keepalive needs a second session: an echo has none".into()).into());
+    }
+    let timeout = args.timeout;
+    let opened = open(&args.target, &args.line, spec.proto, timeout)?;
+    if opened.links.len() != 1 {
+        return Err(UsageError("idle runs against one echo or one device at a time".into()).into());
+    }
+    let mut prepared = Prepared::with_endpoint(opened.endpoint, None, &args.output)?;
+    let parameters = Parameters::Idle(spec.clone());
+    prepared.begin(&parameters);
+    let mut links = opened.links;
+    let timeouts = EchoTimeouts { message: timeout, inter_character: args.line.char_timeout };
+    let mut run = run_echo_idle(links[0].as_mut(), &spec, opened.payload, timeouts, &prepared);
+    run.responder.hostname = opened.peer;
+    let code = prepared.conclude(parameters, Measured::series(run));
+    drop(links);
+    code
 }
 
 /// Opens the links the arguments name: serial devices, or TCP or UDP echo services (several at once when

@@ -22,7 +22,7 @@ pub const DATAGRAM_HEADER_BYTES: usize = 8;
 
 /// What became of one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Echo {
+pub(super) enum Echo {
     /// Every byte came back unchanged.
     Intact,
     /// Every byte came back, `0` of them changed.
@@ -218,12 +218,12 @@ fn measure(
     out
 }
 
-fn stall(link: &dyn EchoLink, timeout: Duration, what: &str) -> NetError {
+pub(super) fn stall(link: &dyn EchoLink, timeout: Duration, what: &str) -> NetError {
     NetError::Timeout { what: format!("{what} echoed over {}", link.describe()), timeout_s: timeout.as_secs_f64() }
 }
 
 /// Sends message `sequence` and waits for its echo.
-fn exchange(
+pub(super) fn exchange(
     link: &mut dyn EchoLink,
     (sent, back): &mut (Vec<u8>, Vec<u8>),
     sequence: u64,

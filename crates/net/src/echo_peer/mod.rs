@@ -4,10 +4,12 @@
 //!
 //! Figures are defined in docs/metrics.md ("Echo peers", "Serial line rate").
 
+pub mod idle;
 pub mod latency;
 pub mod payload;
 pub mod throughput;
 
+pub use idle::run_echo_idle;
 pub use latency::{run_echo_latency, EchoTimeouts};
 pub use payload::Payload;
 pub use throughput::run_echo_throughput;
