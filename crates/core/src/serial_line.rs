@@ -84,9 +84,15 @@ impl LineSettings {
     /// the returned model, `payload_bytes` and `wire_bytes` hold *bits* per character (data bits and line
     /// bits), since a serial character is not a whole number of bytes.
     pub fn efficiency(&self, measured_bps: f64) -> LinkEfficiency {
-        let max = self.max_payload_bps();
+        self.efficiency_of_lines(measured_bps, 1)
+    }
+
+    /// As [`LineSettings::efficiency`], for the sum over `lines` such lines run at once.
+    pub fn efficiency_of_lines(&self, measured_bps: f64, lines: u32) -> LinkEfficiency {
+        let max = self.max_payload_bps() * f64::from(lines.max(1));
+        let count = if lines > 1 { format!("{lines} lines x ") } else { String::new() };
         let formula = format!(
-            "{} bit/s x {} data / (1 start + {} data + {} parity + {} stop) = {max:.1} bit/s of payload; measured {measured_bps:.1} bit/s",
+            "{count}{} bit/s x {} data / (1 start + {} data + {} parity + {} stop) = {max:.1} bit/s of payload; measured {measured_bps:.1} bit/s",
             self.baud,
             self.data_bits,
             self.data_bits,
@@ -137,5 +143,8 @@ mod tests {
         assert_eq!(e.wire_bytes, 12);
         assert!((e.percent - 6981.8 / 6400.0 * 100.0).abs() < 1e-9);
         assert!(e.formula.starts_with("9600 bit/s x 8 data / (1 start + 8 data + 1 parity + 2 stop) = 6400.0 bit/s"));
+        let four = line(9600, 8, Parity::None, 1).efficiency_of_lines(30_720.0, 4);
+        assert_eq!((four.max_goodput_bps, four.percent), (30_720.0, 100.0));
+        assert!(four.formula.starts_with("4 lines x 9600 bit/s"), "{}", four.formula);
     }
 }

@@ -92,10 +92,11 @@ pub fn throughput(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
     };
     run.responder.hostname = opened.peer;
     if let Some(line) = opened.line {
-        // Each line against its own rate; a sum over several lines has no one line to compare with.
-        let several = run.series.len() > 1;
-        for s in run.series.iter_mut().filter(|s| !several || s.stream.is_some()) {
-            s.link = s.receiver_bps.map(|bps| line.efficiency(bps));
+        // Each line against its own rate; a sum over several lines against as many lines' rate.
+        let lines = run.series.iter().filter(|s| s.stream.is_some()).count().max(1) as u32;
+        for s in &mut run.series {
+            let n = if s.stream.is_some() { 1 } else { lines };
+            s.link = s.receiver_bps.map(|bps| line.efficiency_of_lines(bps, n));
         }
     }
     let code = prepared.conclude(parameters, Measured::throughput(run));
