@@ -419,3 +419,30 @@ fn the_serial_server_study_runs_against_two_device_server_ports_with_the_line_ra
     assert_eq!(shares.len(), 1, "{stdout}");
     assert!(shares.iter().all(|p| (99.0..=101.0).contains(p)), "{shares:?}");
 }
+
+#[test]
+fn ctrl_c_stops_the_run_keeps_what_was_measured_and_restores_the_port() {
+    let line = Line::start(115_200, 10, Duration::ZERO, Fault::None);
+    let before = termios::tcgetattr(line.slave.as_fd()).unwrap();
+    let mut child = common::spawnable()
+        .args(serial_args("throughput", &line, &["--baud", "115200", "--duration", "30s", "--size", "64"]))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(common::wait_until(Duration::from_secs(10), || line.taken.load(Ordering::SeqCst) > 1000));
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let mut exited = None;
+    assert!(common::wait_until(Duration::from_secs(10), || {
+        exited = child.try_wait().unwrap();
+        exited.is_some()
+    }));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    assert!(run["throughput"][0]["receiver_bytes"].as_u64().unwrap() > 1000, "{run}");
+    let after = termios::tcgetattr(line.slave.as_fd()).unwrap();
+    assert_eq!(termios::cfgetospeed(&after), termios::cfgetospeed(&before), "the baud rate is back");
+    assert_eq!(after.local_flags, before.local_flags, "canonical mode and echo are back");
+}

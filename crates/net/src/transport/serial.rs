@@ -6,7 +6,7 @@
 //! The settings are applied in raw mode, read back, and every one that the device did not take is an
 //! error, so that no figure is computed for a rate the line is not running at. The previous settings are
 //! restored when the port is dropped, which the binary makes happen on Ctrl-C too (it stops the run, then
-//! returns normally).
+//! returns normally); a second Ctrl-C, which quits at once, calls [`restore_all`] first.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -61,6 +61,22 @@ pub struct SerialPort {
     file: Flock<File>,
     path: PathBuf,
     previous: Option<Termios>,
+    /// Its entry in [`OPEN_PORTS`].
+    id: u64,
+}
+
+/// Every open port's previous settings, on a handle of its own, so that [`restore_all`] can put them back
+/// when the process must quit without unwinding (a second Ctrl-C).
+static OPEN_PORTS: std::sync::Mutex<Vec<(u64, File, Termios)>> = std::sync::Mutex::new(Vec::new());
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Restores every open port to its previous settings at once. For a process about to exit without running
+/// destructors; the ports stay open.
+pub fn restore_all() {
+    let ports = OPEN_PORTS.lock().unwrap_or_else(|e| e.into_inner());
+    for (_, file, previous) in ports.iter() {
+        let _ = termios::tcsetattr(file.as_fd(), SetArg::TCSANOW, previous);
+    }
 }
 
 impl SerialPort {
@@ -78,7 +94,11 @@ impl SerialPort {
         let previous = termios::tcgetattr(file.as_fd())
             .map_err(|source| SerialError::NotATty { path: path.to_path_buf(), source })?;
         set_exclusive(&file, true);
-        let mut port = Self { file, path: path.to_path_buf(), previous: Some(previous.clone()) };
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(handle) = file.try_clone() {
+            OPEN_PORTS.lock().unwrap_or_else(|e| e.into_inner()).push((id, handle, previous.clone()));
+        }
+        let mut port = Self { file, path: path.to_path_buf(), previous: Some(previous.clone()), id };
         let mut wanted = previous;
         configure(&mut wanted, baud, line);
         let refused = |what: String| SerialError::Refused { path: path.to_path_buf(), what };
@@ -103,6 +123,7 @@ impl Drop for SerialPort {
             // Output still queued would be cut off by the old settings: let it drain first.
             let _ = termios::tcsetattr(self.file.as_fd(), SetArg::TCSADRAIN, &previous);
         }
+        OPEN_PORTS.lock().unwrap_or_else(|e| e.into_inner()).retain(|(id, _, _)| *id != self.id);
         set_exclusive(&self.file, false);
     }
 }
@@ -287,6 +308,24 @@ fn read_within(mut file: &File, buffer: &mut [u8], timeout: Duration) -> std::io
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn restore_all_puts_back_the_settings_of_ports_still_open() {
+        let pty = nix::pty::openpty(None, None).expect("a pty pair");
+        let path = std::fs::read_link(format!("/proc/self/fd/{}", pty.slave.as_raw_fd())).expect("its path");
+        let before = termios::tcgetattr(pty.slave.as_fd()).expect("settings");
+        let line =
+            LineSettings { baud: 115_200, data_bits: 8, parity: Parity::None, stop_bits: 1, flow: FlowControl::None };
+        let port = SerialPort::open(&path, &line).expect("opens");
+        let raw = termios::tcgetattr(pty.slave.as_fd()).expect("settings");
+        assert_ne!(raw.local_flags, before.local_flags, "raw mode is on while the port is open");
+        restore_all();
+        let restored = termios::tcgetattr(pty.slave.as_fd()).expect("settings");
+        assert_eq!(restored.local_flags, before.local_flags);
+        assert_eq!(termios::cfgetospeed(&restored), termios::cfgetospeed(&before));
+        drop(port);
+        assert!(OPEN_PORTS.lock().expect("not poisoned").is_empty(), "a dropped port leaves the registry");
+    }
 
     #[test]
     fn non_standard_rates_are_refused_before_opening() {
