@@ -446,3 +446,50 @@ fn ctrl_c_stops_the_run_keeps_what_was_measured_and_restores_the_port() {
     assert_eq!(termios::cfgetospeed(&after), termios::cfgetospeed(&before), "the baud rate is back");
     assert_eq!(after.local_flags, before.local_flags, "canonical mode and echo are back");
 }
+
+/// A null-modem cable between two pty pairs: what is written on one slave is read on the other, unpaced.
+/// Returns the two device paths (the slaves stay open in the returned guard).
+fn cable() -> (PathBuf, PathBuf, Vec<OwnedFd>) {
+    let a = nix::pty::openpty(None, None).unwrap();
+    let b = nix::pty::openpty(None, None).unwrap();
+    let path = |fd: &OwnedFd| std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap();
+    let (path_a, path_b) = (path(&a.slave), path(&b.slave));
+    let (mut a_in, mut b_out) = (File::from(a.master), File::from(b.master));
+    let (mut a_out, mut b_in) = (a_in.try_clone().unwrap(), b_out.try_clone().unwrap());
+    let pass = |from: &mut File, to: &mut File| {
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = from.read(&mut buffer) {
+            if n == 0 || to.write_all(&buffer[..n]).is_err() {
+                return;
+            }
+        }
+    };
+    std::thread::spawn(move || pass(&mut a_in, &mut b_out));
+    std::thread::spawn(move || pass(&mut b_in, &mut a_out));
+    (path_a, path_b, vec![a.slave, b.slave])
+}
+
+#[test]
+fn serve_serial_is_the_far_end_of_a_line_between_two_ports() {
+    let (near, far, _slaves) = cable();
+    let mut server = common::spawnable()
+        .args(["serve", "--serial", far.to_str().unwrap(), "--baud", "115200"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(server.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut lines, &mut first).unwrap();
+    assert!(first.contains("echoing serial") && first.contains("115200 8N1"), "{first}");
+    let out = linkperf()
+        .args(["latency", "--proto", "serial", "--device", near.to_str().unwrap(), "--baud", "115200"])
+        .args(["--size", "1,64", "--count", "200", "--json", "--no-progress", "--no-store"])
+        .output()
+        .unwrap();
+    let _ = std::process::Command::new("kill").args(["-INT", &server.id().to_string()]).status();
+    assert!(common::wait_until(Duration::from_secs(10), || server.try_wait().unwrap().is_some()));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    assert!(run["series"].as_array().unwrap().iter().all(|s| s["summary"]["count"] == 200), "{run}");
+    assert_eq!(server.wait().unwrap().code(), Some(0), "serve ends cleanly on Ctrl-C");
+}

@@ -23,6 +23,17 @@ pub struct LineArgs {
     /// settings are restored on exit.
     #[arg(long, value_name = "PATH", value_delimiter = ',')]
     pub device: Vec<PathBuf>,
+    #[command(flatten)]
+    pub settings: LineSettingsArgs,
+    /// Inter-character timeout: the longest silence allowed between two bytes of one echoed message before
+    /// the rest of it counts as missing [default: only --timeout for the whole message].
+    #[arg(long, value_name = "DURATION", value_parser = value::duration)]
+    pub char_timeout: Option<Duration>,
+}
+
+/// A serial line's settings, as typed (also those of `serve --serial`).
+#[derive(Debug, Clone, Args)]
+pub struct LineSettingsArgs {
     /// Serial line rate in bit/s (a standard rate: 50 to 4000000) [default with --proto serial: 9600]. With
     /// --peer echo over TCP or UDP, the rate of the serial line behind a device server (set on the device):
     /// throughput is then also given as % of that line's rate, and the payload fits its data bits.
@@ -40,10 +51,6 @@ pub struct LineArgs {
     /// Flow control.
     #[arg(long, value_enum, default_value = "none")]
     pub flow: FlowArg,
-    /// Inter-character timeout: the longest silence allowed between two bytes of one echoed message before
-    /// the rest of it counts as missing [default: only --timeout for the whole message].
-    #[arg(long, value_name = "DURATION", value_parser = value::duration)]
-    pub char_timeout: Option<Duration>,
 }
 
 /// The line rate of a serial device when --baud is not given.
@@ -80,18 +87,13 @@ pub enum FlowArg {
     Xonxoff,
 }
 
-impl LineArgs {
-    /// A serial device's settings (9600 bit/s unless --baud says otherwise).
-    pub fn serial_settings(&self) -> LineSettings {
-        self.settings_at(self.baud.unwrap_or(DEFAULT_BAUD))
+impl LineSettingsArgs {
+    /// The settings, at 9600 bit/s unless --baud says otherwise.
+    pub fn serial(&self) -> LineSettings {
+        self.at(self.baud.unwrap_or(DEFAULT_BAUD))
     }
 
-    /// The serial line behind an echo service, when --baud gives its rate.
-    pub fn line_behind_echo(&self) -> Option<LineSettings> {
-        self.baud.map(|baud| self.settings_at(baud))
-    }
-
-    fn settings_at(&self, baud: u32) -> LineSettings {
+    fn at(&self, baud: u32) -> LineSettings {
         LineSettings {
             baud,
             data_bits: self.data_bits,
@@ -108,6 +110,18 @@ impl LineArgs {
             },
         }
     }
+}
+
+impl LineArgs {
+    /// A serial device's settings (9600 bit/s unless --baud says otherwise).
+    pub fn serial_settings(&self) -> LineSettings {
+        self.settings.serial()
+    }
+
+    /// The serial line behind an echo service, when --baud gives its rate.
+    pub fn line_behind_echo(&self) -> Option<LineSettings> {
+        self.settings.baud.map(|baud| self.settings.at(baud))
+    }
 
     /// Whether the test runs against an echo (a network echo service or a serial loopback) instead of a
     /// linkperf responder; a usage error when the serial options do not fit the transport.
@@ -116,7 +130,7 @@ impl LineArgs {
             (true, true) => Err(UsageError("--proto serial needs --device PATH (e.g. /dev/ttyUSB0)".into())),
             (false, false) => Err(UsageError("--device is for --proto serial".into())),
             (true, false) => Ok(true),
-            (false, true) if self.peer == PeerArg::Linkperf && self.baud.is_some() => Err(UsageError(
+            (false, true) if self.peer == PeerArg::Linkperf && self.settings.baud.is_some() => Err(UsageError(
                 "--baud describes a serial line: use it with --proto serial, or with --peer echo for the line behind a device server".into(),
             )),
             (false, true) => Ok(self.peer == PeerArg::Echo),

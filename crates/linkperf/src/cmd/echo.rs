@@ -127,6 +127,39 @@ pub fn idle(args: crate::args::idle::IdleArgs) -> anyhow::Result<ExitCode> {
     code
 }
 
+/// `linkperf serve --serial PATH`: echoes the serial line until Ctrl-C; the port is restored on the way out.
+pub fn serve_serial(
+    path: &std::path::Path,
+    settings: &crate::args::line::LineSettingsArgs,
+    quiet: bool,
+) -> anyhow::Result<ExitCode> {
+    let line = settings.serial();
+    let mut port = SerialPort::open(path, &line).map_err(serial_error)?;
+    if !quiet {
+        eprintln!(
+            "linkperf serve: echoing serial {} at {}, flow control {} (settings read back)",
+            path.display(),
+            line.short(),
+            flow_name(line.flow)
+        );
+    }
+    let echoed = linkperf_net::echo_peer::serve::serve_echo(&mut port, &crate::progress::interrupted)?;
+    if !quiet {
+        eprintln!("linkperf serve: {echoed} bytes echoed");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A serial port's error: an unsupported baud rate is the user's input (exit 2), the rest the device's.
+fn serial_error(e: linkperf_net::transport::serial::SerialError) -> anyhow::Error {
+    match e {
+        linkperf_net::transport::serial::SerialError::UnsupportedBaud(_) => {
+            anyhow::Error::new(UsageError(e.to_string()))
+        }
+        other => anyhow::Error::new(other),
+    }
+}
+
 /// Opens the links the arguments name: serial devices, or TCP or UDP echo services (several at once when
 /// given as a list, each its own series).
 fn open(target: &TargetArgs, line: &LineArgs, proto: Proto, timeout: Duration) -> anyhow::Result<Opened> {
@@ -195,12 +228,7 @@ fn open_serial(devices: &[std::path::PathBuf], line: &LineArgs) -> anyhow::Resul
     let settings = line.serial_settings();
     let mut links: Vec<Box<dyn EchoLink>> = Vec::new();
     for path in devices {
-        let port = SerialPort::open(path, &settings).map_err(|e| match e {
-            linkperf_net::transport::serial::SerialError::UnsupportedBaud(_) => {
-                anyhow::Error::new(UsageError(e.to_string()))
-            }
-            other => anyhow::Error::new(other),
-        })?;
+        let port = SerialPort::open(path, &settings).map_err(serial_error)?;
         eprintln!(
             "serial {}: {}, flow control {}, applied and read back",
             path.display(),

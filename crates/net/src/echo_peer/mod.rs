@@ -7,6 +7,7 @@
 pub mod idle;
 pub mod latency;
 pub mod payload;
+pub mod serve;
 pub mod throughput;
 
 pub use idle::run_echo_idle;
