@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use linkperf_core::run_result::ThroughputSeries;
-use linkperf_core::throughput::Flow;
+use linkperf_core::throughput::{Flow, IntervalSample};
 use linkperf_core::{Direction, HostFacts, ThroughputSpec};
 
 use super::latency::DATAGRAM_HEADER_BYTES;
@@ -33,6 +33,8 @@ struct Received {
     span_s: f64,
     /// The link failed or went quiet for the timeout before every byte was back.
     error: Option<NetError>,
+    /// Each read: seconds since the run's epoch at its end, and the intact bytes it brought.
+    arrivals: Vec<(f64, u64)>,
 }
 
 /// Sends to every echo at once for `spec.duration_s` in writes of the first size, and returns the rate of
@@ -60,6 +62,7 @@ pub fn run_echo_throughput(
         readers.push(link.try_clone().map_err(|e| NetError::io("opening the echo link for reading", e))?);
     }
     observer.phase("echo throughput", (spec.duration_s * 1000.0) as u64, ProgressUnit::Milliseconds);
+    let epoch = Instant::now();
     let outcomes: Vec<LinkOutcome> = std::thread::scope(|scope| {
         let handles: Vec<_> = links
             .iter_mut()
@@ -68,7 +71,7 @@ pub fn run_echo_throughput(
             .map(|(i, (link, reader))| {
                 let shown: &dyn Observer = if i == 0 { observer } else { &crate::NoProgress };
                 scope.spawn(move || {
-                    measure_one(link.as_mut(), reader.as_mut(), (size, window, timeout), payload, spec, shown)
+                    measure_one(link.as_mut(), reader.as_mut(), (size, window, timeout, epoch), payload, spec, shown)
                 })
             })
             .collect();
@@ -85,6 +88,8 @@ pub fn run_echo_throughput(
     let sum_bps = outcomes.iter().map(|o| rate(&o.received)).sum::<Option<f64>>();
     let sent_total = outcomes.iter().map(|o| o.sent).sum();
     let mut sum = series(spec, size, sent_total, &total, sum_bps);
+    let all: Vec<(f64, u64)> = outcomes.iter().flat_map(|o| o.received.arrivals.iter().copied()).collect();
+    sum.intervals = intervals(&all, spec.interval_s, bits_per_byte);
     sum.complete = outcomes.iter().all(|o| o.received.error.is_none() && o.send_error.is_none());
     run.series.push(sum);
     if outcomes.len() > 1 {
@@ -113,6 +118,38 @@ pub fn run_echo_throughput(
     Ok(run)
 }
 
+/// The intact payload back per interval of `interval_s` from the epoch, up to the last read (the last
+/// interval may be shorter); each interval counts in the totals for the part of it between the first and
+/// the last read of the run.
+fn intervals(arrivals: &[(f64, u64)], interval_s: f64, bits_per_byte: u8) -> Vec<IntervalSample> {
+    let first = arrivals.iter().map(|a| a.0).fold(f64::INFINITY, f64::min);
+    let last = arrivals.iter().map(|a| a.0).fold(0.0, f64::max);
+    if arrivals.is_empty() || interval_s <= 0.0 || last <= 0.0 {
+        return Vec::new();
+    }
+    let count = (last / interval_s).ceil().max(1.0) as usize;
+    let mut bytes = vec![0u64; count];
+    for &(t, b) in arrivals {
+        bytes[((t / interval_s) as usize).min(count - 1)] += b;
+    }
+    bytes
+        .into_iter()
+        .enumerate()
+        .map(|(k, b)| {
+            let start_s = k as f64 * interval_s;
+            let end_s = (start_s + interval_s).min(last);
+            let length = (end_s - start_s).max(f64::MIN_POSITIVE);
+            IntervalSample {
+                start_s,
+                end_s,
+                bytes: b,
+                goodput_bps: b as f64 * f64::from(bits_per_byte) / length,
+                in_total_s: (end_s.min(last) - start_s.max(first)).max(0.0),
+            }
+        })
+        .collect()
+}
+
 /// One link's throughput run.
 #[derive(Default)]
 struct LinkOutcome {
@@ -124,7 +161,7 @@ struct LinkOutcome {
 fn measure_one(
     link: &mut dyn EchoLink,
     reader: &mut dyn EchoLink,
-    (size, window, timeout): (usize, u64, Duration),
+    (size, window, timeout, epoch): (usize, u64, Duration, Instant),
     payload: Payload,
     spec: &ThroughputSpec,
     observer: &dyn Observer,
@@ -133,7 +170,7 @@ fn measure_one(
     let back = AtomicU64::new(0);
     let sending = AtomicBool::new(true);
     let (send_error, received) = std::thread::scope(|scope| {
-        let read = scope.spawn(|| receive(reader, payload, (&sent, &back), &sending, timeout));
+        let read = scope.spawn(|| receive(reader, payload, (&sent, &back), &sending, (timeout, epoch)));
         let error = send(link, (size, window), payload, spec.duration_s, (&sent, &back), observer);
         sending.store(false, Ordering::Release);
         (error, read.join().unwrap_or_default())
@@ -216,7 +253,7 @@ fn receive(
     payload: Payload,
     (sent, back): (&AtomicU64, &AtomicU64),
     sending: &AtomicBool,
-    timeout: Duration,
+    (timeout, epoch): (Duration, Instant),
 ) -> Received {
     let mut out = Received::default();
     let mut buffer = vec![0u8; 64 * 1024];
@@ -249,6 +286,7 @@ fn receive(
         back.store(out.bytes, Ordering::Release);
         out.changed += changed;
         last = now;
+        out.arrivals.push((now.duration_since(epoch).as_secs_f64(), n as u64 - changed));
         match first_read_end {
             None => first_read_end = Some(now),
             Some(first) => {
@@ -272,4 +310,20 @@ fn check(datagram: bool, payload: Payload, offset: u64, read: &[u8]) -> u64 {
     tag.copy_from_slice(&read[..DATAGRAM_HEADER_BYTES]);
     let sequence = u64::from_le_bytes(tag);
     payload.differing(sequence, DATAGRAM_HEADER_BYTES as u64, &read[DATAGRAM_HEADER_BYTES..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_binned_into_intervals_from_the_epoch_and_the_last_one_is_cut_at_the_last_read() {
+        // 100 bytes at 0.5 s, 200 at 1.5 s, 50 at 2.25 s; 1-second intervals of 8-bit bytes.
+        let samples = intervals(&[(0.5, 100), (1.5, 200), (2.25, 50)], 1.0, 8);
+        assert_eq!(samples.len(), 3);
+        assert_eq!(samples.iter().map(|s| s.bytes).collect::<Vec<_>>(), vec![100, 200, 50]);
+        assert_eq!(samples[1].goodput_bps, 1600.0);
+        assert_eq!((samples[2].end_s, samples[2].goodput_bps), (2.25, 50.0 * 8.0 / 0.25));
+        assert_eq!(samples[0].in_total_s, 0.5, "the run's window starts at the first read");
+    }
 }
