@@ -16,6 +16,7 @@ pub mod link_model;
 pub mod rate_search;
 pub mod run_result;
 pub mod search;
+pub mod serial_line;
 pub mod spec;
 pub mod summary;
 pub mod terminal_text;

@@ -105,12 +105,13 @@ impl Framing {
         self.efficiency(size, wire, measured_bps, formula)
     }
 
-    /// The model for a transport, if it has one (Unix sockets have no link).
+    /// The model for a transport, if it has one (Unix sockets have no link; see `serial_line` for a serial one).
     pub fn for_proto(&self, proto: Proto, payload: u64, measured_bps: f64) -> Option<LinkEfficiency> {
         match proto {
             Proto::Tcp => Some(self.tcp(payload, measured_bps)),
             Proto::Udp => Some(self.udp(payload, measured_bps)),
-            Proto::Unix => None,
+            // A serial line has its own model (`serial_line`), from its settings rather than a framing.
+            Proto::Unix | Proto::Serial => None,
         }
     }
 

@@ -17,6 +17,8 @@ pub enum Proto {
     Udp,
     /// Unix-domain stream sockets on this host.
     Unix,
+    /// A serial line (a tty device), looped back by a plug or an echoing device.
+    Serial,
 }
 
 impl Proto {
@@ -26,6 +28,7 @@ impl Proto {
             Proto::Tcp => "tcp",
             Proto::Udp => "udp",
             Proto::Unix => "unix",
+            Proto::Serial => "serial",
         }
     }
 

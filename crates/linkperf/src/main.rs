@@ -21,7 +21,9 @@ use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Serve(_)) {
+    // The network responder ends on Ctrl-C at once; everything else (a serial echo included, whose port
+    // must get its settings back) stops cleanly on it.
+    if !matches!(&cli.command, Command::Serve(args) if args.serial.is_none()) {
         progress::handle_interrupts();
     }
     let result = match cli.command {

@@ -21,6 +21,8 @@ pub fn interrupted() -> bool {
 pub fn handle_interrupts() {
     let result = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            // Quitting skips destructors: serial ports get their settings back here.
+            linkperf_net::transport::serial::restore_all();
             std::process::exit(130);
         }
         eprintln!("\nstopping: results so far follow (Ctrl-C again to quit at once)");

@@ -12,6 +12,7 @@ pub mod connect;
 pub mod control;
 pub mod counters;
 pub mod cpu;
+pub mod echo_peer;
 pub mod error;
 pub mod host;
 pub mod idle;

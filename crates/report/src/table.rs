@@ -170,6 +170,10 @@ fn describe_host(host: &HostFacts) -> String {
         }
         None => String::new(),
     };
+    if host.kernel.is_empty() && host.cpus == 0 {
+        // A peer that told nothing about itself (an echo service, a loopback plug): its name only.
+        return format!("{}{interface}", host.hostname);
+    }
     format!("{} ({}, {} x{}{interface})", host.hostname, host.kernel, host.cpu_model, host.cpus)
 }
 

@@ -49,6 +49,9 @@ impl TryFrom<&ConnectArgs> for ConnectSpec {
 
     fn try_from(args: &ConnectArgs) -> Result<Self, UsageError> {
         let proto = Proto::from(args.proto);
+        if proto == Proto::Serial {
+            return Err(UsageError("a serial line has no connections to establish: use latency or throughput".into()));
+        }
         if !proto.is_connection_oriented() {
             return Err(UsageError(format!(
                 "connect measures connections: use --proto tcp or unix, not {}",

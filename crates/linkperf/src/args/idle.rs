@@ -47,6 +47,8 @@ pub struct IdleArgs {
     #[arg(long, default_value = "3s", value_parser = value::timeout)]
     pub timeout: Duration,
     #[command(flatten)]
+    pub line: super::line::LineArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 

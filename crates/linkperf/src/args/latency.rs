@@ -64,6 +64,8 @@ pub struct LatencyArgs {
     #[arg(long, value_name = "NAME", requires = "under_load")]
     pub load_congestion: Option<String>,
     #[command(flatten)]
+    pub line: super::line::LineArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 

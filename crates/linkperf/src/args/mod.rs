@@ -5,6 +5,7 @@ pub mod burst;
 pub mod connect;
 pub mod idle;
 pub mod latency;
+pub mod line;
 pub mod link;
 pub mod output;
 pub mod ratesearch;

@@ -12,7 +12,7 @@ use super::value;
 pub const LONG_ABOUT: &str = "Run a responder: serves latency and connect tests (and every later test) to many clients at once, each in its own session. Control and data share one TCP port, and UDP tests use the same port number, so one firewall opening suffices. Prints one line per session on stderr.";
 
 /// Examples shown after the options in `--help`.
-const EXAMPLES: &str = "Examples:\n  linkperf serve                              all addresses, port 5250\n  linkperf serve --bind 198.18.0.2 --port 6000\n  linkperf serve --unix /run/linkperf.sock    also serve local (IPC) clients\n  linkperf serve --key-file /etc/linkperf.key require clients to hold the same key";
+const EXAMPLES: &str = "Examples:\n  linkperf serve                              all addresses, port 5250\n  linkperf serve --bind 198.18.0.2 --port 6000\n  linkperf serve --unix /run/linkperf.sock    also serve local (IPC) clients\n  linkperf serve --key-file /etc/linkperf.key require clients to hold the same key\n  linkperf serve --serial /dev/ttyS1 --baud 115200   echo a serial line (the far end of --proto serial)";
 
 /// Arguments of `linkperf serve`.
 #[derive(Debug, Clone, Args)]
@@ -46,4 +46,10 @@ pub struct ServeArgs {
     /// Do not log sessions.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Instead of a network responder: echo every byte that arrives on this serial device, as a loopback
+    /// plug would (the far end for `--proto serial` across two boards or two ports), with the settings below.
+    #[arg(long, value_name = "PATH")]
+    pub serial: Option<PathBuf>,
+    #[command(flatten)]
+    pub line: super::line::LineSettingsArgs,
 }

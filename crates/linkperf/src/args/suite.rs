@@ -75,6 +75,21 @@ pub struct SuiteLinkArgs {
     /// The lowest rate a rate search tries: --min of ratesearch.
     #[arg(long, value_name = "RATE", value_parser = rate_text)]
     pub min: Option<String>,
+    /// The serial line behind an echo (study 3): --baud of latency, throughput and idle.
+    #[arg(long)]
+    pub baud: Option<u32>,
+    /// Its data bits: --data-bits of the same tests.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(5..=8))]
+    pub data_bits: Option<u8>,
+    /// Its parity (none, even, odd): --parity of the same tests.
+    #[arg(long)]
+    pub parity: Option<String>,
+    /// Its stop bits: --stop-bits of the same tests.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub stop_bits: Option<u8>,
+    /// Its flow control (none, rtscts, xonxoff): --flow of the same tests.
+    #[arg(long)]
+    pub flow: Option<String>,
 }
 
 impl SuiteLinkArgs {
@@ -87,6 +102,11 @@ impl SuiteLinkArgs {
             pair("--mtu", self.mtu.map(|b| b.to_string())),
             pair("--max", self.max.clone()),
             pair("--min", self.min.clone()),
+            pair("--baud", self.baud.map(|b| b.to_string())),
+            pair("--data-bits", self.data_bits.map(|b| b.to_string())),
+            pair("--parity", self.parity.clone()),
+            pair("--stop-bits", self.stop_bits.map(|b| b.to_string())),
+            pair("--flow", self.flow.clone()),
         ]
         .into_iter()
         .flatten()

@@ -83,6 +83,8 @@ pub struct ThroughputArgs {
     #[arg(long)]
     pub discard: bool,
     #[command(flatten)]
+    pub line: super::line::LineArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 

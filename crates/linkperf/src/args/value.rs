@@ -104,6 +104,8 @@ pub enum ProtoArg {
     Udp,
     /// Unix-domain stream sockets on this host (IPC).
     Unix,
+    /// A serial line: --device PATH, looped back by a plug (latency, throughput, idle).
+    Serial,
 }
 
 impl From<ProtoArg> for Proto {
@@ -112,6 +114,7 @@ impl From<ProtoArg> for Proto {
             ProtoArg::Tcp => Proto::Tcp,
             ProtoArg::Udp => Proto::Udp,
             ProtoArg::Unix => Proto::Unix,
+            ProtoArg::Serial => Proto::Serial,
         }
     }
 }

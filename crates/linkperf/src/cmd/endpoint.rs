@@ -20,6 +20,14 @@ pub struct Endpoint {
     _embedded: Option<ResponderHandle>,
 }
 
+impl Endpoint {
+    /// An endpoint that is not a responder (an echo service, a serial device): `target` is where it is,
+    /// `label` what the user named.
+    pub fn named(target: Target, label: String) -> Self {
+        Self { target, label, _embedded: None }
+    }
+}
+
 /// Resolves `args` for a test over `proto`; with no host and no path, starts an embedded responder on
 /// loopback.
 pub fn resolve(args: &TargetArgs, proto: Proto) -> anyhow::Result<Endpoint> {

@@ -12,6 +12,9 @@ use crate::output::Measured;
 
 /// Runs the test; prints what was measured even when it stopped early (then exits 1).
 pub fn run(args: IdleArgs) -> anyhow::Result<ExitCode> {
+    if args.line.wants_echo(args.proto == crate::args::value::ProtoArg::Serial)? {
+        return crate::cmd::echo::idle(args);
+    }
     let spec = IdleSpec::try_from(&args)?;
     let mut prepared = Prepared::new(&args.target, spec.proto, &args.output)?;
     let parameters = Parameters::Idle(spec.clone());

@@ -2,6 +2,7 @@
 
 pub mod burst;
 pub mod connect;
+pub mod echo;
 pub mod endpoint;
 pub mod idle;
 pub mod latency;
@@ -50,13 +51,22 @@ impl Prepared {
     /// for `proto`, and starts the clock.
     pub fn new(target: &TargetArgs, proto: Proto, output: &OutputArgs) -> anyhow::Result<Self> {
         let key = target.key()?;
+        let endpoint = endpoint::resolve(target, proto)?;
+        Self::with_endpoint(endpoint, key, output)
+    }
+
+    /// As [`Prepared::new`], for an endpoint found otherwise (an echo service, a serial device).
+    pub fn with_endpoint(
+        endpoint: endpoint::Endpoint,
+        key: Option<Vec<u8>>,
+        output: &OutputArgs,
+    ) -> anyhow::Result<Self> {
         let recorder = match output.store.path() {
             Some(path) => Some(Recorder::new(Store::open(&path).map_err(|e| {
                 anyhow::anyhow!("{e}\nhint: give another file with --db PATH, or run with --no-store")
             })?)),
             None => None,
         };
-        let endpoint = endpoint::resolve(target, proto)?;
         Ok(Self {
             key,
             endpoint,

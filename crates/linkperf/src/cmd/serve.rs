@@ -11,6 +11,9 @@ use crate::args::target::read_key;
 
 /// Runs the responder in the foreground.
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.serial {
+        return crate::cmd::echo::serve_serial(path, &args.line, args.quiet);
+    }
     let key = args.key_file.as_deref().map(read_key).transpose()?;
     let limits = Limits {
         max_sessions: args.max_sessions,

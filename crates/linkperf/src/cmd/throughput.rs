@@ -12,6 +12,9 @@ use crate::output::Measured;
 
 /// Runs the test; prints what was measured even when it stopped early (then exits 1).
 pub fn run(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
+    if args.line.wants_echo(args.proto == crate::args::value::ProtoArg::Serial)? {
+        return crate::cmd::echo::throughput(args);
+    }
     let spec = ThroughputSpec::try_from(&args)?;
     if let Some(name) = &spec.congestion {
         linkperf_net::congestion::check_congestion(name)?;

@@ -17,6 +17,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("ethernet-bringup", include_str!("../../../../profiles/ethernet-bringup.toml")),
     ("usb-coalescing", include_str!("../../../../profiles/usb-coalescing.toml")),
     ("ipc-tables", include_str!("../../../../profiles/ipc-tables.toml")),
+    ("serial-server", include_str!("../../../../profiles/serial-server.toml")),
 ];
 
 /// A suite: its title and sections.

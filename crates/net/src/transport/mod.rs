@@ -3,6 +3,8 @@
 //! Each transport implements both wait modes: `Block` sleeps in the kernel with a receive timeout, `Spin`
 //! polls a non-blocking socket. Neither allocates or formats on the data path.
 
+pub mod echo_link;
+pub mod serial;
 pub mod stream;
 pub mod udp;
 

@@ -1,0 +1,150 @@
+//! A serial line's settings and its theoretical payload rate (docs/metrics.md, "Serial line rate").
+//!
+//! An asynchronous serial line sends each character as 1 start bit, the data bits, an optional parity bit
+//! and 1 or 2 stop bits, at the baud rate in bits per second. A character carries `data_bits` bits of
+//! payload, so the most payload a line can carry is `baud x data / (1 + data + parity + stop)` bit/s: 7680
+//! bit/s at 9600 8N1 (960 characters/s), 6720 bit/s at 9600 7E1 (960 characters of 7 bits). This module
+//! only computes; applying settings to a device is `linkperf-net`'s job.
+
+use serde::{Deserialize, Serialize};
+
+use crate::link_model::{Framing, LinkEfficiency};
+
+/// The parity bit of each character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Parity {
+    /// No parity bit.
+    None,
+    /// An even-parity bit.
+    Even,
+    /// An odd-parity bit.
+    Odd,
+}
+
+/// How the line paces the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowControl {
+    /// None: the sender never waits.
+    None,
+    /// Hardware: the RTS and CTS lines.
+    RtsCts,
+    /// Software: XON and XOFF characters in the data (so they cannot be payload).
+    XonXoff,
+}
+
+/// A serial line's character framing and rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineSettings {
+    /// Line rate in bits per second (every bit of a character, start and stop bits included).
+    pub baud: u32,
+    /// Data bits per character, 5 to 8.
+    pub data_bits: u8,
+    /// The parity bit.
+    pub parity: Parity,
+    /// Stop bits per character, 1 or 2.
+    pub stop_bits: u8,
+    /// Flow control.
+    pub flow: FlowControl,
+}
+
+impl LineSettings {
+    /// Bits on the line per character: 1 start + data + parity + stop.
+    pub fn bits_per_character(&self) -> u32 {
+        1 + u32::from(self.data_bits) + u32::from(self.parity != Parity::None) + u32::from(self.stop_bits)
+    }
+
+    /// Characters per second at the baud rate.
+    pub fn characters_per_s(&self) -> f64 {
+        f64::from(self.baud) / f64::from(self.bits_per_character())
+    }
+
+    /// The most payload the line can carry, in bit/s: every data bit of every character.
+    pub fn max_payload_bps(&self) -> f64 {
+        self.characters_per_s() * f64::from(self.data_bits)
+    }
+
+    /// The mask of the bits a character carries (a 7-bit line drops the top bit of a byte).
+    pub fn data_mask(&self) -> u8 {
+        (((1u16) << self.data_bits) - 1) as u8
+    }
+
+    /// The short form, e.g. `9600 8N1`.
+    pub fn short(&self) -> String {
+        let parity = match self.parity {
+            Parity::None => 'N',
+            Parity::Even => 'E',
+            Parity::Odd => 'O',
+        };
+        format!("{} {}{parity}{}", self.baud, self.data_bits, self.stop_bits)
+    }
+
+    /// `measured_bps` of payload against the line's maximum, with the computation in words and numbers. In
+    /// the returned model, `payload_bytes` and `wire_bytes` hold *bits* per character (data bits and line
+    /// bits), since a serial character is not a whole number of bytes.
+    pub fn efficiency(&self, measured_bps: f64) -> LinkEfficiency {
+        self.efficiency_of_lines(measured_bps, 1)
+    }
+
+    /// As [`LineSettings::efficiency`], for the sum over `lines` such lines run at once.
+    pub fn efficiency_of_lines(&self, measured_bps: f64, lines: u32) -> LinkEfficiency {
+        let max = self.max_payload_bps() * f64::from(lines.max(1));
+        let count = if lines > 1 { format!("{lines} lines x ") } else { String::new() };
+        let formula = format!(
+            "{count}{} bit/s x {} data / (1 start + {} data + {} parity + {} stop) = {max:.1} bit/s of payload; measured {measured_bps:.1} bit/s",
+            self.baud,
+            self.data_bits,
+            self.data_bits,
+            u32::from(self.parity != Parity::None),
+            self.stop_bits,
+        );
+        LinkEfficiency {
+            framing: Framing { link_bps: f64::from(self.baud), mtu_bytes: 0, overhead_bytes: 0, ipv6: false },
+            payload_bytes: u64::from(self.data_bits),
+            wire_bytes: u64::from(self.bits_per_character()),
+            max_goodput_bps: max,
+            percent: measured_bps / max * 100.0,
+            formula,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(baud: u32, data_bits: u8, parity: Parity, stop_bits: u8) -> LineSettings {
+        LineSettings { baud, data_bits, parity, stop_bits, flow: FlowControl::None }
+    }
+
+    #[test]
+    fn eight_n_one_costs_ten_bits_per_byte() {
+        let l = line(9600, 8, Parity::None, 1);
+        assert_eq!(l.bits_per_character(), 10);
+        assert_eq!(l.max_payload_bps(), 7680.0);
+        assert_eq!(l.data_mask(), 0xff);
+        assert_eq!(l.short(), "9600 8N1");
+    }
+
+    #[test]
+    fn seven_e_one_carries_seven_bits_in_ten() {
+        let l = line(115_200, 7, Parity::Even, 1);
+        assert_eq!(l.bits_per_character(), 10);
+        assert_eq!(l.characters_per_s(), 11_520.0);
+        assert_eq!(l.max_payload_bps(), 80_640.0);
+        assert_eq!(l.data_mask(), 0x7f);
+    }
+
+    #[test]
+    fn parity_and_two_stop_bits_lengthen_a_character() {
+        assert_eq!(line(300, 5, Parity::Odd, 2).bits_per_character(), 9);
+        let e = line(9600, 8, Parity::Even, 2).efficiency(6981.8);
+        assert_eq!(e.wire_bytes, 12);
+        assert!((e.percent - 6981.8 / 6400.0 * 100.0).abs() < 1e-9);
+        assert!(e.formula.starts_with("9600 bit/s x 8 data / (1 start + 8 data + 1 parity + 2 stop) = 6400.0 bit/s"));
+        let four = line(9600, 8, Parity::None, 1).efficiency_of_lines(30_720.0, 4);
+        assert_eq!((four.max_goodput_bps, four.percent), (30_720.0, 100.0));
+        assert!(four.formula.starts_with("4 lines x 9600 bit/s"), "{}", four.formula);
+    }
+}

@@ -1,0 +1,266 @@
+//! `--peer echo`: latency and throughput against a plain echo service (no linkperf responder), started by
+//! each test on 127.0.0.1 as a thread: an intact echo, one that changes a byte, one that drops a byte, and
+//! a peer that accepts but never echoes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, UdpSocket};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use common::{json, linkperf};
+
+/// What the echo does to the byte stream.
+#[derive(Clone, Copy)]
+enum Fault {
+    /// Nothing: every byte back as it came.
+    None,
+    /// Flips a bit of the byte at this position of the stream.
+    Change(u64),
+    /// Swallows the byte at this position of the stream.
+    Drop(u64),
+    /// Never sends anything back.
+    Silent,
+}
+
+/// A TCP echo on 127.0.0.1 serving one connection at a time in a thread; its port.
+fn tcp_echo(fault: Fault) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut buffer = [0u8; 16 * 1024];
+                let mut position = 0u64;
+                while let Ok(n) = stream.read(&mut buffer) {
+                    if n == 0 {
+                        return;
+                    }
+                    let mut out: Vec<u8> = Vec::with_capacity(n);
+                    for &b in &buffer[..n] {
+                        match fault {
+                            Fault::Change(at) if at == position => out.push(b ^ 0x01),
+                            Fault::Drop(at) if at == position => {}
+                            _ => out.push(b),
+                        }
+                        position += 1;
+                    }
+                    if matches!(fault, Fault::Silent) {
+                        continue;
+                    }
+                    if stream.write_all(&out).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// A UDP echo on 127.0.0.1 that drops datagram number `drop_nth` (from 1, 0 for none); its port and the
+/// count of datagrams it saw.
+fn udp_echo(drop_nth: u64) -> (u16, Arc<AtomicU64>) {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = socket.local_addr().unwrap().port();
+    let seen = Arc::new(AtomicU64::new(0));
+    let counter = seen.clone();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 65536];
+        while let Ok((n, from)) = socket.recv_from(&mut buffer) {
+            let number = counter.fetch_add(1, Ordering::SeqCst) + 1;
+            if number != drop_nth {
+                let _ = socket.send_to(&buffer[..n], from);
+            }
+        }
+    });
+    (port, seen)
+}
+
+fn args<'a>(test: &'a str, port: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![test, "127.0.0.1", "--port", port, "--peer", "echo", "--json", "--no-progress", "--no-store"];
+    v.extend_from_slice(extra);
+    v
+}
+
+#[test]
+fn tcp_round_trips_against_an_echo_service_are_timed_per_size() {
+    let port = tcp_echo(Fault::None).to_string();
+    let out = linkperf()
+        .args(args("latency", &port, &["--size", "1,1k", "--count", "300", "--warmup", "10"]))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    let series = run["series"].as_array().unwrap();
+    assert_eq!(series.len(), 2);
+    for s in series {
+        assert_eq!(s["summary"]["count"], 300, "{s}");
+        assert_eq!(s["lost"], 0);
+    }
+    assert!(run["warnings"].as_array().is_none_or(|w| w.is_empty()), "{}", run["warnings"]);
+}
+
+#[test]
+fn a_changed_byte_is_counted_and_not_timed() {
+    // The 50th byte of the stream: in the 5th 10-byte message of the warm-up-free run.
+    let port = tcp_echo(Fault::Change(45)).to_string();
+    let out =
+        linkperf().args(args("latency", &port, &["--size", "10", "--count", "100", "--warmup", "0"])).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    assert_eq!(run["series"][0]["summary"]["count"], 99, "one message of 100 came back changed");
+    let warnings = run["warnings"].to_string();
+    assert!(warnings.contains("1 of the 10 B messages came back changed (1 bytes differed)"), "{warnings}");
+}
+
+#[test]
+fn a_dropped_byte_stalls_the_stream_and_ends_the_run_keeping_what_was_measured() {
+    let port = tcp_echo(Fault::Drop(25)).to_string();
+    let out = linkperf()
+        .args(args("latency", &port, &["--size", "10", "--count", "100", "--warmup", "0", "--timeout", "300ms"]))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a partial run exits 1");
+    let run = json(&out.stdout);
+    // Messages 1 and 2 came back whole; the 3rd lost its 6th byte and never completed.
+    assert_eq!(run["series"][0]["summary"]["count"], 2);
+    assert_eq!(run["series"][0]["lost"], 1);
+    assert!(
+        run["warnings"].to_string().contains("1 bytes of the 10 B messages never came back"),
+        "{}",
+        run["warnings"]
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no reply within 0.3 s"), "{stderr}");
+}
+
+#[test]
+fn a_peer_that_does_not_echo_is_a_clear_error_with_exit_code_1() {
+    let port = tcp_echo(Fault::Silent).to_string();
+    let out = linkperf()
+        .args(args("latency", &port, &["--size", "4", "--count", "10", "--timeout", "200ms"]))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no reply within 0.2 s") && stderr.contains("does the peer echo"), "{stderr}");
+}
+
+#[test]
+fn udp_datagrams_lost_by_the_echo_are_counted_and_the_run_goes_on() {
+    let (port, seen) = udp_echo(20);
+    let port = port.to_string();
+    let out = linkperf()
+        .args(args(
+            "latency",
+            &port,
+            &["--proto", "udp", "--size", "32", "--count", "50", "--warmup", "5", "--timeout", "200ms"],
+        ))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    assert_eq!(run["series"][0]["summary"]["count"], 49);
+    assert_eq!(run["series"][0]["lost"], 1);
+    assert_eq!(seen.load(Ordering::SeqCst), 55, "5 warm-up and 50 timed datagrams reached the echo");
+}
+
+#[test]
+fn throughput_counts_the_intact_bytes_that_came_back() {
+    let port = tcp_echo(Fault::None).to_string();
+    let out = linkperf()
+        .args(args("throughput", &port, &["--duration", "500ms", "--interval", "100ms", "--size", "4k"]))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    let s = &run["throughput"][0];
+    assert!(s["receiver_bps"].as_f64().unwrap() > 0.0, "{s}");
+    assert_eq!(s["receiver_bytes"], s["sender_bytes"], "every byte came back intact");
+}
+
+#[test]
+fn throughput_through_a_corrupting_echo_reports_the_changed_bytes() {
+    let port = tcp_echo(Fault::Change(1000)).to_string();
+    let out = linkperf()
+        .args(args("throughput", &port, &["--duration", "300ms", "--interval", "100ms", "--size", "4k"]))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    assert!(run["warnings"].to_string().contains("1 bytes came back changed"), "{}", run["warnings"]);
+    let s = &run["throughput"][0];
+    assert_eq!(s["receiver_bytes"].as_u64().unwrap() + 1, s["sender_bytes"].as_u64().unwrap());
+}
+
+#[test]
+fn an_echo_needs_a_host_and_takes_no_responder_options() {
+    let out = linkperf().args(["latency", "--peer", "echo", "--no-store"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs the echo service's HOST"));
+    let out =
+        linkperf().args(["latency", "127.0.0.1", "--peer", "echo", "--sessions", "2", "--no-store"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn sixteen_echo_services_at_once_give_sixteen_series_and_their_aggregate() {
+    let targets: Vec<String> = (0..16).map(|_| format!("127.0.0.1:{}", tcp_echo(Fault::None))).collect();
+    let list = targets.join(",");
+    let out = linkperf()
+        .args([
+            "latency",
+            &list,
+            "--peer",
+            "echo",
+            "--size",
+            "1",
+            "--count",
+            "50",
+            "--json",
+            "--no-progress",
+            "--no-store",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    let series = run["series"].as_array().unwrap();
+    assert_eq!(series.len(), 17, "the aggregate, then one per port");
+    assert_eq!(series[0]["session"], serde_json::Value::Null);
+    assert_eq!(series[0]["summary"]["count"], 16 * 50);
+    for (i, s) in series[1..].iter().enumerate() {
+        assert_eq!(s["session"], i + 1);
+        assert_eq!(s["summary"]["count"], 50);
+    }
+}
+
+#[test]
+fn throughput_to_several_echoes_is_summed_and_given_per_port() {
+    let list = format!("127.0.0.1:{},127.0.0.1:{}", tcp_echo(Fault::None), tcp_echo(Fault::Change(100)));
+    let out = linkperf()
+        .args(args("throughput", "1", &["--duration", "300ms", "--interval", "100ms", "--size", "4k"]))
+        .output()
+        .unwrap();
+    // Nothing listens on port 1: a clear failure before anything is measured.
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("could not connect to the echo service at 127.0.0.1:1"));
+    let out = linkperf()
+        .args(["throughput", &list, "--peer", "echo", "--duration", "300ms", "--interval", "100ms", "--size", "4k"])
+        .args(["--json", "--no-progress", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    let rows = run["throughput"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    let bytes = |r: &serde_json::Value| r["receiver_bytes"].as_u64().unwrap();
+    assert_eq!(bytes(&rows[0]), bytes(&rows[1]) + bytes(&rows[2]));
+    assert_eq!(rows[2]["stream"], 1);
+    assert!(run["warnings"].to_string().contains("1 bytes came back changed"), "{}", run["warnings"]);
+}

@@ -1,0 +1,495 @@
+//! `--proto serial`: the termios path on pty pairs, and a line simulator in the test that stands for a serial
+//! line with a loopback plug.
+//!
+//! The simulator holds the pty's master side. It takes bytes off the line no faster than the line carries
+//! them (one character every `bits_per_character / baud` seconds: while it has not taken them, they stay in
+//! the pty and the sender's writes block, as a UART's would) and sends each back one character time plus
+//! a fixed per-character delay after it went out. So the echo's steady rate is exactly the line's
+//! character rate, and a lone byte comes back after exactly `character time + delay`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use common::{json, linkperf};
+use nix::sys::termios;
+
+/// What the simulated echo does to the byte at a position of the stream.
+#[derive(Clone, Copy)]
+enum Fault {
+    None,
+    Change(u64),
+    Drop(u64),
+}
+
+/// A simulated serial line with a loopback plug, on a pty pair.
+struct Line {
+    /// The pty's device path (what linkperf opens).
+    path: PathBuf,
+    /// The slave side, kept open so that the line stays up between runs (and to read its settings).
+    slave: OwnedFd,
+    stop: Arc<AtomicBool>,
+    /// Bytes taken off the line so far.
+    taken: Arc<AtomicU64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Line {
+    /// A line carrying a character of `bits` bits every `bits / baud` s, echoing each after `delay` more.
+    fn start(baud: u32, bits: u32, delay: Duration, fault: Fault) -> Line {
+        let pty = nix::pty::openpty(None, None).unwrap();
+        let path = std::fs::read_link(format!("/proc/self/fd/{}", pty.slave.as_raw_fd())).unwrap();
+        let flags = nix::fcntl::fcntl(pty.master.as_fd(), nix::fcntl::FcntlArg::F_GETFL).unwrap();
+        let nonblocking = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
+        nix::fcntl::fcntl(pty.master.as_fd(), nix::fcntl::FcntlArg::F_SETFL(nonblocking)).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let taken = Arc::new(AtomicU64::new(0));
+        let character = Duration::from_secs_f64(f64::from(bits) / f64::from(baud));
+        let (s, t) = (stop.clone(), taken.clone());
+        let master = File::from(pty.master);
+        let thread = std::thread::spawn(move || simulate(master, (character, delay, fault), s, t));
+        Line { path, slave: pty.slave, stop, taken, thread: Some(thread) }
+    }
+
+    fn device(&self) -> &str {
+        self.path.to_str().unwrap()
+    }
+}
+
+impl Drop for Line {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A simulated line behind a TCP port on 127.0.0.1 (a device server with a loopback plug); its port.
+/// Serves one connection at a time until the test process ends.
+fn tcp_line(baud: u32, bits: u32, delay: Duration) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let character = Duration::from_secs_f64(f64::from(bits) / f64::from(baud));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let stream = stream.unwrap();
+            stream.set_nonblocking(true).unwrap();
+            stream.set_nodelay(true).unwrap();
+            let never = Arc::new(AtomicBool::new(false));
+            simulate(stream, (character, delay, Fault::None), never, Arc::new(AtomicU64::new(0)));
+        }
+    });
+    port
+}
+
+/// The line: takes bytes at the character rate, sends each back a character time plus `delay` later.
+/// Ends when `stop` is set or the other side closes.
+fn simulate<S: Read + Write + AsFd>(
+    mut master: S,
+    (character, delay, fault): (Duration, Duration, Fault),
+    stop: Arc<AtomicBool>,
+    taken: Arc<AtomicU64>,
+) {
+    let mut echoes: VecDeque<(Instant, u8)> = VecDeque::new();
+    let mut next_slot = Instant::now();
+    let mut busy = false;
+    let mut position = 0u64;
+    let mut buffer = [0u8; 4096];
+    while !stop.load(Ordering::SeqCst) {
+        let now = Instant::now();
+        let ready = echoes.iter().take_while(|e| e.0 <= now).count();
+        let due: Vec<u8> = echoes.drain(..ready).map(|e| e.1).collect();
+        if !due.is_empty() {
+            master.write_all(&due).unwrap();
+        }
+        let idle = !busy;
+        if idle {
+            next_slot = next_slot.max(now);
+        }
+        if next_slot <= now {
+            // The characters the line could have carried by now, from the first free slot.
+            let room = ((now - next_slot).as_secs_f64() / character.as_secs_f64()) as usize + 1;
+            let want = room.min(buffer.len());
+            let n = match master.read(&mut buffer[..want]) {
+                Ok(0) => return,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => 0,
+                Err(e) if e.raw_os_error() == Some(libc_eio()) => 0,
+                Err(e) => panic!("pty master: {e}"),
+            };
+            if idle && n > 0 {
+                // A byte found on an idle line went out no earlier than it was read: one that arrived
+                // between `now` and the read must not be sent back early.
+                next_slot = next_slot.max(Instant::now());
+            }
+            for &b in &buffer[..n] {
+                let slot = next_slot;
+                next_slot += character;
+                match fault {
+                    Fault::Drop(at) if at == position => {}
+                    Fault::Change(at) if at == position => echoes.push_back((slot + character + delay, b ^ 1)),
+                    _ => echoes.push_back((slot + character + delay, b)),
+                }
+                position += 1;
+            }
+            taken.fetch_add(n as u64, Ordering::SeqCst);
+            busy = n > 0 && n == want;
+        }
+        wait(&master, busy.then_some(next_slot), echoes.front().map(|e| e.0));
+    }
+}
+
+/// EIO: what a pty master reads while no one has the slave open.
+fn libc_eio() -> i32 {
+    5
+}
+
+/// Sleeps until the next slot or echo; when idle, until a byte arrives (or 10 ms, to see `stop`).
+fn wait(master: &impl AsFd, slot: Option<Instant>, echo: Option<Instant>) {
+    let next = [slot, echo].into_iter().flatten().min();
+    let now = Instant::now();
+    match next {
+        Some(t) if t <= now => {}
+        // A precise sleep for what is near; poll's milliseconds for what is further (a byte may arrive).
+        Some(t) if t - now < Duration::from_millis(2) || slot.is_some() => {
+            std::thread::sleep(t - now);
+        }
+        other => {
+            use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+            let millis = other.map_or(10, |t| ((t - now).as_millis() as u16).saturating_sub(1).min(10));
+            let mut fds = [PollFd::new(master.as_fd(), PollFlags::POLLIN)];
+            let _ = poll(&mut fds, PollTimeout::from(millis));
+        }
+    }
+}
+
+fn serial_args<'a>(test: &'a str, line: &'a Line, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![test, "--proto", "serial", "--device", line.device(), "--json", "--no-progress", "--no-store"];
+    v.extend_from_slice(extra);
+    v
+}
+
+/// Held by the tests that check figures against the simulated line, so that two paced simulators and their
+/// linkperf processes do not compete for the machine's cores with each other.
+static PACED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs a 2-second throughput test over a simulated line (a pty, or a TCP port when `framing` is given)
+/// and returns the series.
+fn throughput(baud: u32, framing: &[&str], bits: u32) -> serde_json::Value {
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    let baud_text = baud.to_string();
+    let mut extra = vec!["--baud", baud_text.as_str(), "--duration", "2s", "--interval", "1s", "--size", "64"];
+    extra.extend_from_slice(framing);
+    let line;
+    let port;
+    let args = if framing.is_empty() {
+        line = Line::start(baud, bits, Duration::from_millis(1), Fault::None);
+        serial_args("throughput", &line, &extra)
+    } else {
+        port = tcp_line(baud, bits, Duration::from_millis(1)).to_string();
+        let mut v = vec!["throughput", "127.0.0.1", "--port", &port, "--peer", "echo", "--json", "--no-progress"];
+        v.push("--no-store");
+        v.extend_from_slice(&extra);
+        v
+    };
+    let out = linkperf().args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    json(&out.stdout)["throughput"][0].clone()
+}
+
+/// The line's share of its theoretical payload rate must be 100 % within 1 %: the simulator paces the echo
+/// by a schedule (not by its sleeps), so only the first and last reads' timing can stray, by well under a
+/// millisecond each, against a 2-second span (0.05 %).
+fn assert_at_line_rate(series: &serde_json::Value, theoretical_bps: f64) {
+    let link = &series["link"];
+    assert_eq!(link["max_goodput_bps"].as_f64().unwrap(), theoretical_bps, "{series}");
+    let percent = link["percent"].as_f64().unwrap();
+    assert!((99.0..=101.0).contains(&percent), "measured {percent} % of {theoretical_bps} bit/s: {series}");
+}
+
+#[test]
+fn throughput_at_9600_8n1_is_the_line_rate() {
+    assert_at_line_rate(&throughput(9600, &[], 10), 7680.0);
+}
+
+#[test]
+fn throughput_at_115200_8n1_is_the_line_rate() {
+    assert_at_line_rate(&throughput(115_200, &[], 10), 92_160.0);
+}
+
+#[test]
+fn throughput_at_9600_7e1_is_the_line_rate() {
+    assert_at_line_rate(&throughput(9600, &["--data-bits", "7", "--parity", "even"], 10), 6720.0);
+}
+
+#[test]
+fn throughput_at_115200_7e1_is_the_line_rate() {
+    assert_at_line_rate(&throughput(115_200, &["--data-bits", "7", "--parity", "even"], 10), 80_640.0);
+}
+
+#[test]
+fn a_one_byte_round_trip_is_the_character_time_plus_the_echo_delay() {
+    // 9600 8N1: a character takes 10 / 9600 s = 1041.7 us; the echo adds 3 ms.
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    let line = Line::start(9600, 10, Duration::from_millis(3), Fault::None);
+    let out = linkperf()
+        .args(serial_args("latency", &line, &["--baud", "9600", "--size", "1", "--count", "100", "--warmup", "5"]))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = &json(&out.stdout)["series"][0]["summary"];
+    let simulated_us = 1e6 * 10.0 / 9600.0 + 3000.0;
+    // Never less than the simulated delays (the echo is not sent before it is due); the median within
+    // 1 ms above, the wake-up latency of two threads on a shared machine.
+    let (min, p50) = (summary["min_us"].as_f64().unwrap(), summary["p50_us"].as_f64().unwrap());
+    assert!(min >= simulated_us, "min {min} us < simulated {simulated_us} us");
+    assert!(p50 <= simulated_us + 1000.0, "p50 {p50} us against simulated {simulated_us} us");
+    assert_eq!(summary["count"], 100);
+}
+
+#[test]
+fn a_byte_changed_on_the_line_is_reported() {
+    let line = Line::start(115_200, 10, Duration::ZERO, Fault::Change(30));
+    let out = linkperf()
+        .args(serial_args("latency", &line, &["--baud", "115200", "--size", "8", "--count", "20", "--warmup", "0"]))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    assert_eq!(run["series"][0]["summary"]["count"], 19);
+    assert!(run["warnings"].to_string().contains("1 of the 8 B messages came back changed"), "{}", run["warnings"]);
+}
+
+#[test]
+fn a_byte_dropped_on_the_line_stalls_the_run_with_what_was_measured_kept() {
+    let line = Line::start(115_200, 10, Duration::ZERO, Fault::Drop(20));
+    let out = linkperf()
+        .args(serial_args(
+            "latency",
+            &line,
+            &["--baud", "115200", "--size", "8", "--count", "20", "--warmup", "0", "--timeout", "300ms"],
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let run = json(&out.stdout);
+    assert_eq!(run["series"][0]["summary"]["count"], 2);
+    assert_eq!(run["series"][0]["lost"], 1);
+}
+
+#[test]
+fn settings_are_applied_printed_and_restored_afterwards() {
+    let line = Line::start(19_200, 11, Duration::ZERO, Fault::None);
+    let before = termios::tcgetattr(line.slave.as_fd()).unwrap();
+    let out = linkperf()
+        .args(serial_args(
+            "latency",
+            &line,
+            &["--baud", "19200", "--stop-bits", "2", "--flow", "xonxoff", "--count", "5"],
+        ))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("19200 8N2, flow control xonxoff, applied and read back"), "{stderr}");
+    let after = termios::tcgetattr(line.slave.as_fd()).unwrap();
+    assert_eq!(termios::cfgetospeed(&after), termios::cfgetospeed(&before));
+    assert_eq!(after.local_flags, before.local_flags, "canonical mode and echo are back");
+    assert_eq!(after.control_flags, before.control_flags);
+}
+
+#[test]
+fn a_setting_the_device_does_not_take_is_an_error_and_nothing_is_sent() {
+    // A pty is always 8 data bits without parity: it takes 7E1 without complaint and keeps 8N1.
+    let line = Line::start(9600, 10, Duration::ZERO, Fault::None);
+    let out =
+        linkperf().args(serial_args("latency", &line, &["--data-bits", "7", "--parity", "even"])).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("refused a setting: character framing 9600 7E1"), "{stderr}");
+    assert_eq!(line.taken.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_port_held_by_another_process_is_a_clear_error() {
+    let line = Line::start(9600, 10, Duration::ZERO, Fault::None);
+    let holder = File::open(&line.path).unwrap();
+    let _lock = nix::fcntl::Flock::lock(holder, nix::fcntl::FlockArg::LockExclusiveNonblock).unwrap();
+    let out = linkperf().args(serial_args("latency", &line, &["--count", "5"])).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is in use by another process"), "{stderr}");
+    assert_eq!(line.taken.load(Ordering::SeqCst), 0, "nothing was sent on a port in use");
+}
+
+#[test]
+fn a_missing_device_and_an_unsupported_baud_rate_are_clear_errors() {
+    let out = linkperf()
+        .args(["latency", "--proto", "serial", "--device", "/dev/no-such-serial-port", "--no-store"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("could not open serial device /dev/no-such-serial-port"));
+    let line = Line::start(9600, 10, Duration::ZERO, Fault::None);
+    let out = linkperf().args(serial_args("latency", &line, &["--baud", "12345"])).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unsupported baud rate 12345"));
+    let out = linkperf().args(["latency", "--proto", "serial", "--no-store"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs --device PATH"));
+}
+
+#[test]
+fn four_ports_at_once_each_run_at_their_line_rate() {
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    let lines: Vec<Line> = (0..4).map(|_| Line::start(9600, 10, Duration::from_millis(1), Fault::None)).collect();
+    let devices: Vec<&str> = lines.iter().map(Line::device).collect();
+    let list = devices.join(",");
+    let out = linkperf()
+        .args(["throughput", "--proto", "serial", "--device", &list, "--baud", "9600", "--duration", "2s"])
+        .args(["--interval", "1s", "--size", "64", "--json", "--no-progress", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    let rows = run["throughput"].as_array().unwrap();
+    assert_eq!(rows.len(), 5, "the sum, then one row per port");
+    for row in &rows[1..] {
+        assert_at_line_rate(row, 7680.0);
+    }
+    // The sum is four lines' worth, against four lines' rate.
+    assert_at_line_rate(&rows[0], 4.0 * 7680.0);
+    assert!(rows[0]["link"]["formula"].as_str().unwrap().starts_with("4 lines x 9600 bit/s"));
+}
+
+#[test]
+fn idle_gives_one_round_trip_series_per_gap_over_a_serial_line() {
+    let line = Line::start(115_200, 10, Duration::ZERO, Fault::None);
+    let out = linkperf()
+        .args(serial_args("idle", &line, &["--baud", "115200", "--gaps", "0,50ms", "--count", "3", "--size", "4"]))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    let series = run["series"].as_array().unwrap();
+    assert_eq!(series.len(), 2);
+    assert_eq!((series[0]["gap_s"].as_f64(), series[1]["gap_s"].as_f64()), (Some(0.0), Some(0.05)));
+    assert!(series.iter().all(|s| s["summary"]["count"] == 3), "{series:?}");
+    let out = linkperf().args(serial_args("idle", &line, &["--keepalive", "10ms"])).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_serial_server_study_runs_against_two_device_server_ports_with_the_line_rate() {
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    // The shipped profile, with its counts and durations cut to fit a test.
+    let shipped = include_str!("../../../profiles/serial-server.toml");
+    let quick = shipped.replace("--count 10000", "--count 100").replace("--duration 30s", "--duration 1s");
+    assert_ne!(quick, shipped, "the profile still has the count and duration this test shortens");
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("serial-server.toml");
+    std::fs::write(&profile, quick).unwrap();
+    let ports = [tcp_line(115_200, 10, Duration::ZERO), tcp_line(115_200, 10, Duration::ZERO)];
+    let hosts = format!("127.0.0.1:{},127.0.0.1:{}", ports[0], ports[1]);
+    let out = linkperf()
+        .args(["suite", &hosts, "--profile", profile.to_str().unwrap(), "--baud", "115200", "--no-store"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("Round trip, 1 byte"), "{stdout}");
+    // The sum over both ports against two lines' rate (the table prints sums); the simulated lines run at
+    // exactly that rate.
+    let shares: Vec<f64> = stdout
+        .lines()
+        .filter_map(|l| l.split_once(" % of the link's maximum goodput").map(|(head, _)| head))
+        .filter_map(|head| head.rsplit(' ').next()?.parse().ok())
+        .collect();
+    assert_eq!(shares.len(), 1, "{stdout}");
+    assert!(shares.iter().all(|p| (99.0..=101.0).contains(p)), "{shares:?}");
+}
+
+#[test]
+fn ctrl_c_stops_the_run_keeps_what_was_measured_and_restores_the_port() {
+    let line = Line::start(115_200, 10, Duration::ZERO, Fault::None);
+    let before = termios::tcgetattr(line.slave.as_fd()).unwrap();
+    let mut child = common::spawnable()
+        .args(serial_args("throughput", &line, &["--baud", "115200", "--duration", "30s", "--size", "64"]))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(common::wait_until(Duration::from_secs(10), || line.taken.load(Ordering::SeqCst) > 1000));
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let mut exited = None;
+    assert!(common::wait_until(Duration::from_secs(10), || {
+        exited = child.try_wait().unwrap();
+        exited.is_some()
+    }));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    assert!(run["throughput"][0]["receiver_bytes"].as_u64().unwrap() > 1000, "{run}");
+    let after = termios::tcgetattr(line.slave.as_fd()).unwrap();
+    assert_eq!(termios::cfgetospeed(&after), termios::cfgetospeed(&before), "the baud rate is back");
+    assert_eq!(after.local_flags, before.local_flags, "canonical mode and echo are back");
+}
+
+/// A null-modem cable between two pty pairs: what is written on one slave is read on the other, unpaced.
+/// Returns the two device paths (the slaves stay open in the returned guard).
+fn cable() -> (PathBuf, PathBuf, Vec<OwnedFd>) {
+    let a = nix::pty::openpty(None, None).unwrap();
+    let b = nix::pty::openpty(None, None).unwrap();
+    let path = |fd: &OwnedFd| std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap();
+    let (path_a, path_b) = (path(&a.slave), path(&b.slave));
+    let (mut a_in, mut b_out) = (File::from(a.master), File::from(b.master));
+    let (mut a_out, mut b_in) = (a_in.try_clone().unwrap(), b_out.try_clone().unwrap());
+    let pass = |from: &mut File, to: &mut File| {
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = from.read(&mut buffer) {
+            if n == 0 || to.write_all(&buffer[..n]).is_err() {
+                return;
+            }
+        }
+    };
+    std::thread::spawn(move || pass(&mut a_in, &mut b_out));
+    std::thread::spawn(move || pass(&mut b_in, &mut a_out));
+    (path_a, path_b, vec![a.slave, b.slave])
+}
+
+#[test]
+fn serve_serial_is_the_far_end_of_a_line_between_two_ports() {
+    let (near, far, _slaves) = cable();
+    let mut server = common::spawnable()
+        .args(["serve", "--serial", far.to_str().unwrap(), "--baud", "115200"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(server.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut lines, &mut first).unwrap();
+    assert!(first.contains("echoing serial") && first.contains("115200 8N1"), "{first}");
+    let out = linkperf()
+        .args(["latency", "--proto", "serial", "--device", near.to_str().unwrap(), "--baud", "115200"])
+        .args(["--size", "1,64", "--count", "200", "--json", "--no-progress", "--no-store"])
+        .output()
+        .unwrap();
+    let _ = std::process::Command::new("kill").args(["-INT", &server.id().to_string()]).status();
+    assert!(common::wait_until(Duration::from_secs(10), || server.try_wait().unwrap().is_some()));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    assert!(run["series"].as_array().unwrap().iter().all(|s| s["summary"]["count"] == 200), "{run}");
+    assert_eq!(server.wait().unwrap().code(), Some(0), "serve ends cleanly on Ctrl-C");
+}
