@@ -32,7 +32,7 @@ pub struct Drained {
 }
 
 /// How long the data still queued may take to arrive: twice its transmission time at `rate_bytes_per_s`
-/// (what the peer has acknowledged per second so far), plus four round trips and [`DRAIN_SLACK`], at most
+/// (what the peer has acknowledged per second so far), plus four round trips and one second, at most
 /// [`DRAIN_CAP`]. Twice, because the measured rate averages over the stream's start (slow start, an empty
 /// queue) and the link may slow down.
 pub fn drain_budget(queued_bytes: u64, rate_bytes_per_s: f64, srtt: Duration) -> Duration {
