@@ -68,8 +68,8 @@ pub(crate) struct BulkState {
     pub download_turn: Turn,
     /// Whether the directions alternate.
     pub alternating: bool,
-    /// Set when the turn passes to the upload: the interval thread confirms once the sources drained.
-    pub handover: AtomicBool,
+    /// When the turn passed to the upload, until that handover is confirmed (the sources drained).
+    pub handover: Mutex<Option<Instant>>,
     /// The sources' sockets (duplicates), whose queues a handover drains.
     pub sources: Mutex<Vec<Socket>>,
     /// Payload bytes read so far by the test's receiving streams, for the per-interval reports.
@@ -120,7 +120,7 @@ impl BulkState {
             counters: crate::counters::CounterWatch::start(local),
             download_turn: Turn::new(!alternating),
             alternating,
-            handover: AtomicBool::new(false),
+            handover: Mutex::new(None),
             sources: Mutex::new(Vec::new()),
             received: AtomicU64::new(0),
             finished: AtomicBool::new(false),
@@ -139,9 +139,30 @@ impl BulkState {
             Flow::Download => self.download_turn.give(),
             Flow::Upload => {
                 self.download_turn.take();
-                self.handover.store(true, Ordering::SeqCst);
+                *self.handover.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
             }
         }
+    }
+
+    /// Without blocking: whether a turn given to the upload can now be confirmed to the client, because
+    /// every source's data has arrived (or the drain's bound, [`DRAIN_CAP`], has passed). `true` once per
+    /// handover; the caller then sends `Message::Turn { token, flow: Flow::Upload }`. An event loop calls
+    /// it at each poll, a few times a millisecond while a handover is pending.
+    pub fn handover_drained(&self, now: Instant) -> bool {
+        let mut handover = self.handover.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(since) = *handover else { return false };
+        let sources = self.sources.lock().unwrap_or_else(|p| p.into_inner());
+        let sockets: Vec<&Socket> = sources.iter().collect();
+        if self.download_turn.is_drained(&sockets) || now.saturating_duration_since(since) >= DRAIN_CAP {
+            *handover = None;
+            return true;
+        }
+        false
+    }
+
+    /// Whether a turn given to the upload waits for its confirmation.
+    pub fn handover_pending(&self) -> bool {
+        self.handover.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
     fn store(&self, record: StreamRecord) {
@@ -219,21 +240,11 @@ fn source(socket: &Socket, index: u16, state: &BulkState, liveness: &mut Livenes
     }
 }
 
-/// Confirms a turn given to the upload once every source's data has arrived (or the drain's bound passed,
-/// or the test ended), by sending the client `Turn { upload }`.
+/// Sends the client the confirmation of a turn given to the upload once its sources drained
+/// ([`BulkState::handover_drained`]); `false` if the control connection failed.
 fn confirm_handover(token: u32, state: &BulkState, socket: &Socket, writer: &Mutex<()>) -> bool {
-    if !state.handover.swap(false, Ordering::SeqCst) {
+    if !state.handover_drained(Instant::now()) {
         return true;
-    }
-    let sources: Vec<Socket> =
-        state.sources.lock().unwrap_or_else(|p| p.into_inner()).iter().filter_map(|s| s.try_clone().ok()).collect();
-    let sources: Vec<&Socket> = sources.iter().collect();
-    // In slices, so that a test released meanwhile does not hold this thread for the whole bound.
-    let deadline = Instant::now() + DRAIN_CAP;
-    while state.download_turn.wait_drained(&sources, (Instant::now() + LIVENESS_EVERY).min(deadline)).is_none() {
-        if Instant::now() >= deadline || state.finished.load(Ordering::Relaxed) || state.stop.load(Ordering::Relaxed) {
-            break;
-        }
     }
     let _guard = writer.lock().unwrap_or_else(|p| p.into_inner());
     linkperf_proto::write_frame(&mut &*socket, &Message::Turn { token, flow: Flow::Upload }).is_ok()
@@ -295,8 +306,13 @@ pub(crate) fn register_udp(
 /// session, so that frames never interleave.
 pub(crate) fn report_intervals(token: u32, state: Arc<BulkState>, socket: Socket, writer: Arc<Mutex<()>>) {
     let over = || state.finished.load(Ordering::Relaxed) || state.stop.load(Ordering::Relaxed);
-    // Turns are confirmed within a poll of being drained; without turns, this thread wakes rarely.
-    let poll = if state.alternating { stream::TURN_POLL * 5 } else { Duration::from_millis(10) };
+    // Turns are confirmed within a poll of being drained: fine polls while a handover waits, 1 ms while the
+    // directions alternate; without turns, this thread wakes rarely.
+    let poll = || match (state.handover_pending(), state.alternating) {
+        (true, _) => stream::TURN_POLL,
+        (false, true) => Duration::from_millis(1),
+        (false, false) => Duration::from_millis(10),
+    };
     let epoch = loop {
         if over() || !confirm_handover(token, &state, &socket, &writer) {
             return;
@@ -304,7 +320,7 @@ pub(crate) fn report_intervals(token: u32, state: Arc<BulkState>, socket: Socket
         if let Some(epoch) = state.epoch.get() {
             break epoch;
         }
-        std::thread::sleep(poll);
+        std::thread::sleep(poll());
     };
     let requested = state.bins.interval;
     let interval = requested
@@ -316,9 +332,7 @@ pub(crate) fn report_intervals(token: u32, state: Arc<BulkState>, socket: Socket
             if over() || !confirm_handover(token, &state, &socket, &writer) {
                 return;
             }
-            std::thread::sleep(
-                (due - Instant::now()).min(poll.max(Duration::from_millis(1))).min(Duration::from_millis(50)),
-            );
+            std::thread::sleep(due.saturating_duration_since(Instant::now()).min(poll()));
         }
         let total = state.received.load(Ordering::Relaxed);
         let message = Message::Interval {
@@ -379,21 +393,30 @@ mod tests {
         state.sources.lock().unwrap().push(source.try_clone().unwrap());
         state.give_turn(Flow::Upload);
         assert!(!state.download_turn.is_mine());
+        assert!(state.handover_pending());
+        assert!(!state.handover_drained(Instant::now()), "confirmed before the data arrived");
+        std::io::Read::read_exact(&mut &reader, &mut [0u8; 1000]).unwrap();
         let (control, client) = pair();
         let writer = Mutex::new(());
-        std::thread::scope(|scope| {
-            let confirming = scope.spawn(|| confirm_handover(7, &state, &control, &writer));
-            std::thread::sleep(Duration::from_millis(50));
-            assert!(!confirming.is_finished(), "confirmed before the data arrived");
-            std::io::Read::read_exact(&mut &reader, &mut [0u8; 1000]).unwrap();
-            assert!(confirming.join().unwrap());
-        });
+        assert!(confirm_handover(7, &state, &control, &writer));
         let message = linkperf_proto::read_frame(&mut &client).unwrap();
         assert_eq!(message, Message::Turn { token: 7, flow: Flow::Upload });
-        // Nothing more to confirm until the next handover.
+        // Once per handover: nothing more to confirm until the next one.
+        assert!(!state.handover_pending());
         assert!(confirm_handover(7, &state, &control, &writer));
         client.set_nonblocking(true).unwrap();
         assert!(linkperf_proto::read_frame(&mut &client).is_err(), "a second confirmation");
+    }
+
+    #[test]
+    fn a_handover_that_cannot_drain_is_confirmed_after_the_drain_bound() {
+        let state = alternating_state();
+        let (source, _never_read) = pair();
+        std::io::Write::write_all(&mut &source, &[0u8; 1000]).unwrap();
+        state.sources.lock().unwrap().push(source);
+        state.give_turn(Flow::Upload);
+        assert!(!state.handover_drained(Instant::now()));
+        assert!(state.handover_drained(Instant::now() + DRAIN_CAP), "the client is not kept waiting forever");
     }
 
     #[test]
