@@ -12,6 +12,8 @@ pub mod limits;
 pub mod message;
 pub mod preamble;
 pub mod probe;
+pub mod refusal;
+pub mod test_plan;
 
 pub use error::ProtoError;
 pub use frame::{read_frame, read_frame_up_to, write_frame, FrameReader, MAX_CLIENT_FRAME_BYTES, MAX_FRAME_BYTES};
@@ -19,6 +21,8 @@ pub use limits::Limits;
 pub use message::{ErrorCode, Message, TestRequest, CAPABILITIES};
 pub use preamble::{Preamble, Role, StreamHeader, MESSAGE_SIZE_BYTES, PREAMBLE_BYTES};
 pub use probe::{ProbeHeader, StreamProbe, PROBE_HEADER_BYTES, STREAM_PROBE_BYTES};
+pub use refusal::{Budget, Field, Refusal};
+pub use test_plan::{PlannedTest, TestPlan, ThroughputPlan};
 
 /// The protocol version this build speaks.
 pub const PROTOCOL_VERSION: u16 = 1;

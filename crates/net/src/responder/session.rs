@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use linkperf_proto::auth::{self, Side};
-use linkperf_proto::{read_frame, write_frame, ErrorCode, Message, ProtoError, TestRequest};
+use linkperf_proto::{read_frame, write_frame, ErrorCode, Message, PlannedTest, ProtoError, TestRequest};
 use socket2::Socket;
 
 use super::bulk::BulkState;
@@ -167,46 +167,29 @@ impl Session<'_> {
     }
 
     fn start_test(&mut self, request: TestRequest) -> Result<(), Ending> {
-        if let Err(reason) = self.shared.config.limits.check(&request) {
-            return self.send(&Message::Error { code: ErrorCode::OverLimit, message: reason });
-        }
-        let max_duration = Duration::from_secs_f64(self.shared.config.limits.max_duration_s);
-        let deadline = Instant::now() + max_duration + DEADLINE_GRACE;
-        let entry = match request.clone() {
-            TestRequest::Latency { proto, connections, wait, max_message_bytes, .. } => TestEntry {
-                session: self.id,
-                proto,
-                kind: TestKind::Echo,
-                wait,
-                deadline,
-                max_streams: connections,
-                streams: 0,
-                max_message_bytes,
-                bulk: None,
-            },
-            TestRequest::Throughput { proto, connections, write_bytes, .. } => TestEntry {
-                session: self.id,
-                proto,
-                kind: TestKind::Throughput,
-                wait: linkperf_core::WaitMode::Block,
-                deadline,
-                max_streams: connections,
-                streams: 0,
-                max_message_bytes: write_bytes,
-                bulk: BulkState::for_request(&request, self.socket.local_addr().ok().and_then(|a| a.as_socket()))
-                    .map(std::sync::Arc::new),
-            },
-            TestRequest::Connect { proto, .. } => TestEntry {
-                session: self.id,
-                proto,
-                kind: TestKind::ConnectProbe,
-                wait: linkperf_core::WaitMode::Block,
-                deadline,
-                max_streams: u32::MAX,
-                streams: 0,
-                max_message_bytes: 0,
-                bulk: None,
-            },
+        let plan = match self.shared.config.limits.admit(&request) {
+            Ok(plan) => plan,
+            Err(refusal) => {
+                return self.send(&Message::Error { code: refusal.code(), message: refusal.to_string() });
+            }
+        };
+        let deadline = Instant::now() + self.shared.config.limits.max_duration + DEADLINE_GRACE;
+        let kind = match plan.test {
+            PlannedTest::Latency { .. } => TestKind::Echo,
+            PlannedTest::Connect => TestKind::ConnectProbe,
+            PlannedTest::Throughput(_) => TestKind::Throughput,
+        };
+        let local = self.socket.local_addr().ok().and_then(|a| a.as_socket());
+        let entry = TestEntry {
+            session: self.id,
+            proto: plan.proto,
+            kind,
+            wait: plan.wait(),
+            deadline,
+            max_streams: if kind == TestKind::ConnectProbe { u32::MAX } else { plan.connections },
+            streams: 0,
+            max_message_bytes: plan.message_bytes(),
+            bulk: BulkState::for_request(&plan.to_request(), local).map(std::sync::Arc::new),
         };
         let bulk = entry.bulk.clone();
         let token = self.shared.registry.register(entry);
@@ -238,14 +221,14 @@ impl Session<'_> {
     fn check_time(&mut self, last_message: Instant) -> Option<Ending> {
         let now = Instant::now();
         if self.shared.registry.session_overran(self.id, now) {
-            let limit = self.shared.config.limits.max_duration_s;
+            let limit = self.shared.config.limits.max_duration.as_secs_f64();
             return Some(self.refuse(
                 ErrorCode::OverLimit,
                 &format!("the test ran past this responder's limit of {limit:.0} s (serve --max-duration)"),
             ));
         }
         let idle = now.duration_since(last_message);
-        (idle > IDLE_TIMEOUT && idle > Duration::from_secs_f64(self.shared.config.limits.max_duration_s))
+        (idle > IDLE_TIMEOUT && idle > self.shared.config.limits.max_duration)
             .then(|| self.refuse(ErrorCode::OverLimit, "the session was idle too long"))
     }
 
