@@ -124,7 +124,7 @@ impl Limits {
         let min = if *proto == Proto::Udp { crate::STREAM_PROBE_BYTES as u64 } else { 1 };
         let write_bytes = self.message(*proto, *write_bytes, min)?;
         let connections = self.connections(*connections)?;
-        let plan = ThroughputPlan {
+        let mut plan = ThroughputPlan {
             write_bytes,
             duration,
             interval,
@@ -138,7 +138,7 @@ impl Limits {
             datagrams: datagrams.map(burst).transpose()?,
         };
         if *proto == Proto::Udp {
-            self.check_udp_rate(&plan, connections)?;
+            self.limit_udp_rate(&mut plan, connections)?;
         }
         Ok(TestPlan { proto: *proto, connections, planned: Some(duration), test: PlannedTest::Throughput(plan) })
     }
@@ -189,8 +189,10 @@ impl Limits {
         }
     }
 
-    /// With `--max-rate`: a paced test within it, or a burst of at most one second's worth of it.
-    fn check_udp_rate(&self, plan: &ThroughputPlan, connections: u32) -> Result<(), Refusal> {
+    /// With `--max-rate`: a paced test within it; an unpaced one has the responder's own streams paced at
+    /// the limit, shared among the test's streams (what the client sends is its own business: the limit
+    /// bounds what the responder sends); an unpaced burst is served up to one second's worth of the limit.
+    fn limit_udp_rate(&self, plan: &mut ThroughputPlan, connections: u32) -> Result<(), Refusal> {
         let Some(limit_bps) = self.max_udp_rate_bps else { return Ok(()) };
         let streams = f64::from(connections);
         match (plan.rate, plan.datagrams) {
@@ -202,7 +204,10 @@ impl Limits {
                 let bits = count as f64 * plan.write_bytes as f64 * 8.0 * streams;
                 (bits <= limit_bps).then_some(()).ok_or(Refusal::BurstOverLimit { bits, limit_bps })
             }
-            (None, None) => Err(Refusal::Unpaced { limit_bps }),
+            (None, None) => {
+                plan.rate = Some(rate(limit_bps / streams, plan.write_bytes)?);
+                Ok(())
+            }
         }
     }
 }
@@ -459,7 +464,16 @@ mod tests {
         let over = refusal(&limits, &request(Some(60e6), 2));
         assert_eq!(over, Refusal::RateOverLimit { total_bps: 120e6, limit_bps: 100e6 });
         assert!(over.to_string().contains("120.0 Mbit/s of UDP exceeds"));
-        assert!(refusal(&limits, &request(None, 1)).to_string().contains("pass --rate"));
+    }
+
+    #[test]
+    fn an_unpaced_udp_test_has_the_responders_streams_paced_at_the_limit() {
+        let limits = Limits { max_udp_rate_bps: Some(100e6), ..Limits::default() };
+        let plan = limits.admit(&throughput(Proto::Udp, 1.0, None, 4)).unwrap();
+        let PlannedTest::Throughput(plan) = plan.test else { panic!("a throughput plan") };
+        assert_eq!(plan.rate.map(Rate::bps), Some(25e6), "100 Mbit/s shared by 4 streams");
+        let unlimited = Limits::default().admit(&throughput(Proto::Udp, 1.0, None, 4)).unwrap();
+        assert!(matches!(unlimited.test, PlannedTest::Throughput(ThroughputPlan { rate: None, .. })));
     }
 
     #[test]

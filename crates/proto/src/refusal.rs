@@ -118,11 +118,6 @@ pub enum Refusal {
         /// The limit, bits per second.
         limit_bps: f64,
     },
-    /// An unpaced UDP test (no rate) on a responder with `--max-rate`.
-    Unpaced {
-        /// The limit, bits per second.
-        limit_bps: f64,
-    },
     /// An unpaced burst larger than one second at `--max-rate`.
     BurstOverLimit {
         /// The burst's payload, all streams, in bits.
@@ -263,9 +258,6 @@ impl fmt::Display for Refusal {
                 total_bps / 1e6,
                 limit_bps / 1e6
             ),
-            Refusal::Unpaced { limit_bps } => {
-                write!(f, "this responder serves UDP at most at {:.1} Mbit/s: pass --rate", limit_bps / 1e6)
-            }
             Refusal::BurstOverLimit { bits, limit_bps } => write!(
                 f,
                 "a burst of {:.1} Mbit exceeds one second at this responder's limit of {:.1} Mbit/s (serve --max-rate)",

@@ -55,7 +55,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "16M", value_parser = value::size)]
     pub max_size: u64,
     /// Highest UDP throughput rate served per test, all streams together (e.g. 100M, or `none` for no
-    /// limit); unpaced UDP tests are refused, and bursts are served up to one second's worth of it.
+    /// limit). It bounds what the responder sends: its streams of an unpaced test are paced at it, and an
+    /// unpaced burst is served up to one second's worth of it.
     #[arg(long, default_value = DEFAULT_MAX_RATE, value_parser = max_rate)]
     pub max_rate: MaxRate,
     /// Serve `--wait spin` (a busy-polling core per data connection, for the whole test); without it such

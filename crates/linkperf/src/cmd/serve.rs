@@ -26,6 +26,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         key: key.clone(),
         limits,
         log: !args.quiet,
+        ..ResponderConfig::default()
     };
     let responder = Responder::bind(config)?;
     if !args.quiet {

@@ -22,7 +22,7 @@ use super::Shared;
 use crate::cpu::CpuClock;
 use crate::throughput::Drain;
 use crate::udp_stream::{self, Coalescing, UdpStream};
-use linkperf_proto::{Message, TestRequest};
+use linkperf_proto::TestRequest;
 
 /// How often a blocked stream checks that its test still runs.
 const TICK: Duration = Duration::from_millis(250);
@@ -232,44 +232,4 @@ pub(crate) fn register_udp(
             state.store(StreamRecord { cpu: Some(cpu.stop()), ..record });
         }
     });
-}
-
-/// Sends the client, as each interval ends, what the test's receiving streams read in it, until the test
-/// ends or the client asks for the report. Intervals start at the test's first byte on this host. Writes
-/// share `writer` with the session, so that frames never interleave.
-pub(crate) fn report_intervals(token: u32, state: Arc<BulkState>, socket: Socket, writer: Arc<Mutex<()>>) {
-    let over = || state.finished.load(Ordering::Relaxed) || state.stop.load(Ordering::Relaxed);
-    let epoch = loop {
-        if over() {
-            return;
-        }
-        if let Some(epoch) = state.epoch.get() {
-            break *epoch;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let interval = Duration::from_nanos(state.interval_ns.max(1));
-    let (mut reported, mut k) = (0u64, 1u32);
-    loop {
-        let due = epoch + interval * k;
-        while Instant::now() < due {
-            if over() {
-                return;
-            }
-            std::thread::sleep((due - Instant::now()).min(Duration::from_millis(50)));
-        }
-        let total = state.received.load(Ordering::Relaxed);
-        let message = Message::Interval {
-            token,
-            start_s: (interval * (k - 1)).as_secs_f64(),
-            end_s: (interval * k).as_secs_f64(),
-            bytes: total - reported,
-        };
-        reported = total;
-        k += 1;
-        let _guard = writer.lock().unwrap_or_else(|p| p.into_inner());
-        if over() || linkperf_proto::write_frame(&mut &socket, &message).is_err() {
-            return;
-        }
-    }
 }

@@ -1,0 +1,442 @@
+//! `EventLoop`: the responder's control plane on one thread. One epoll set holds the listeners, every
+//! connection whose preamble has not yet come, and every control session; nothing in it ever waits on a
+//! peer, so no number of silent or slow connections can hold up the others.
+//!
+//! - A new connection's preamble is read at once if it came with the connection (the usual case, and the
+//!   one connection probes take: they are answered within the accept, without a thread or an epoll
+//!   registration); otherwise the connection waits in the epoll set, at most `PREAMBLE_TIMEOUT`.
+//! - Connections that are not yet authenticated (no preamble yet, or a control session in its handshake)
+//!   pass a `Gate` with a total cap and a cap per source address; at a cap the oldest of them that made
+//!   the least progress is closed to make room, so a flood evicts itself rather than the clients behind it.
+//! - A data connection whose token is valid, from its session's address, within the budgets, gets a
+//!   thread of its own (its measurement needs one); nothing else does.
+//! - Deadlines are kept in one ordered set of (instant, connection) pairs.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpListener;
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixListener;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use linkperf_core::Proto;
+use linkperf_proto::session::{ControlSession, SessionConfig};
+use linkperf_proto::{Preamble, ProtoError, Role, PREAMBLE_BYTES};
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+use socket2::{Socket, TcpKeepalive};
+
+use super::gate::Gate;
+use super::log::Junk;
+use super::session::{ControlConn, Peer};
+use super::Shared;
+
+/// How long any connection may take to send its preamble.
+const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most connections accepted per readiness of a listener, so that sessions are served between batches.
+const ACCEPT_BATCH: usize = 64;
+/// How long accepting pauses when the process is out of descriptors.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
+/// Epoll ids below this are listeners.
+const LISTENER_IDS: u64 = 16;
+/// TCP keepalive of control connections: a vanished client is noticed within about 10 + 3 x 5 s.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_PROBES: u32 = 3;
+
+/// A listening socket.
+pub(super) enum Listener {
+    /// TCP, dual stack where possible.
+    Tcp(TcpListener),
+    /// A Unix-domain socket.
+    Unix(UnixListener),
+}
+
+impl Listener {
+    fn accept(&self) -> std::io::Result<(Socket, Peer)> {
+        match self {
+            Listener::Tcp(listener) => listener.accept().map(|(s, peer)| (Socket::from(s), Peer::Inet(peer))),
+            Listener::Unix(listener) => listener.accept().map(|(s, _)| (Socket::from(s), Peer::Unix)),
+        }
+    }
+
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match self {
+            Listener::Tcp(listener) => listener.as_fd(),
+            Listener::Unix(listener) => listener.as_fd(),
+        }
+    }
+}
+
+/// A connection before its preamble is whole.
+struct Pending {
+    socket: Socket,
+    peer: Peer,
+    accepted: Instant,
+    bytes: [u8; PREAMBLE_BYTES],
+    filled: usize,
+    registered: bool,
+}
+
+enum Conn {
+    Pending(Pending),
+    Control(Box<ControlConn>),
+}
+
+/// The control plane.
+pub(super) struct EventLoop {
+    epoll: Epoll,
+    shared: Arc<Shared>,
+    listeners: Vec<Listener>,
+    conns: HashMap<u64, Conn>,
+    next_id: u64,
+    timers: BTreeSet<(Instant, u64)>,
+    wakes: HashMap<u64, Instant>,
+    gate: Gate,
+    /// Authenticated sessions holding a slot.
+    sessions: u32,
+    /// Connections whose epoll interest includes writing.
+    writing: std::collections::HashSet<u64>,
+    paused_until: Option<Instant>,
+}
+
+impl EventLoop {
+    /// A loop over these listeners (set non-blocking here).
+    pub fn new(shared: Arc<Shared>, listeners: Vec<Listener>) -> std::io::Result<Self> {
+        let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
+        for (index, listener) in listeners.iter().enumerate() {
+            match listener {
+                Listener::Tcp(l) => l.set_nonblocking(true)?,
+                Listener::Unix(l) => l.set_nonblocking(true)?,
+            }
+            epoll.add(listener.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, index as u64))?;
+        }
+        let gate = Gate::new(shared.config.unauthenticated, shared.config.unauthenticated_per_address);
+        Ok(Self {
+            epoll,
+            shared,
+            listeners,
+            conns: HashMap::new(),
+            next_id: LISTENER_IDS,
+            timers: BTreeSet::new(),
+            wakes: HashMap::new(),
+            gate,
+            sessions: 0,
+            writing: std::collections::HashSet::new(),
+            paused_until: None,
+        })
+    }
+
+    /// Serves forever.
+    pub fn run(mut self) {
+        let mut events = vec![EpollEvent::empty(); 256];
+        loop {
+            let timeout = self.next_timeout(Instant::now());
+            let ready = match self.epoll.wait(&mut events, timeout) {
+                Ok(n) => n,
+                Err(nix::errno::Errno::EINTR) => 0,
+                Err(e) => {
+                    self.shared.log.session(&format!("waiting for events failed: {e}"));
+                    std::thread::sleep(ACCEPT_PAUSE);
+                    0
+                }
+            };
+            let now = Instant::now();
+            for event in &events[..ready] {
+                let id = event.data();
+                if id < LISTENER_IDS {
+                    self.accept_all(id as usize, now);
+                } else {
+                    self.on_event(id, event.events(), now);
+                }
+            }
+            self.fire_timers(Instant::now());
+            self.resume_accepting(Instant::now());
+            self.shared.log.flush(Instant::now());
+        }
+    }
+
+    fn next_timeout(&self, now: Instant) -> EpollTimeout {
+        let next = self.timers.first().map(|(at, _)| *at);
+        let next = match (next, self.paused_until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // Wake at least once a log window, so that a summary of junk is printed even when all is quiet.
+        let wait = next.map_or(super::log::WINDOW, |at| at.saturating_duration_since(now)).min(super::log::WINDOW);
+        // Round up: waking a little early would only spin until the deadline.
+        let millis = wait.as_micros().div_ceil(1000);
+        EpollTimeout::try_from(millis as u64).unwrap_or(EpollTimeout::MAX)
+    }
+
+    fn accept_all(&mut self, index: usize, now: Instant) {
+        for _ in 0..ACCEPT_BATCH {
+            let Some(listener) = self.listeners.get(index) else { return };
+            match listener.accept() {
+                Ok((socket, peer)) => self.on_accept(socket, peer, now),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted || e.kind() == ErrorKind::ConnectionAborted => {}
+                Err(e) => {
+                    // Out of descriptors, most likely: stop watching the listeners for a moment rather than
+                    // spin on them, and make room by closing the oldest unauthenticated connection.
+                    self.shared.log.session(&format!("accept failed: {e}; pausing"));
+                    if let Some(oldest) = self.gate.oldest() {
+                        self.close_junk(oldest, Junk::Evicted, None);
+                    }
+                    self.pause_accepting(now);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn on_accept(&mut self, socket: Socket, peer: Peer, now: Instant) {
+        let _ = socket.set_nonblocking(true);
+        if let Peer::Inet(_) = peer {
+            // Echo replies and probe answers must leave at once; a failure only costs latency.
+            let _ = socket.set_nodelay(true);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        for evicted in self.gate.enter(id, peer.ip()) {
+            self.close_junk(evicted, Junk::Evicted, None);
+        }
+        let pending = Pending { socket, peer, accepted: now, bytes: [0; PREAMBLE_BYTES], filled: 0, registered: false };
+        self.conns.insert(id, Conn::Pending(pending));
+        self.set_timer(id, Some(now + PREAMBLE_TIMEOUT));
+        self.on_pending(id, now);
+    }
+
+    /// Reads what there is of a preamble, and routes the connection once it is whole.
+    fn on_pending(&mut self, id: u64, now: Instant) {
+        let Some(Conn::Pending(pending)) = self.conns.get_mut(&id) else { return };
+        loop {
+            match (&pending.socket).read(&mut pending.bytes[pending.filled..]) {
+                Ok(0) => return self.close_junk(id, Junk::NoPreamble, Some("closed before its preamble")),
+                Ok(n) => {
+                    pending.filled += n;
+                    if pending.filled == PREAMBLE_BYTES {
+                        return self.route(id, now);
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(_) => return self.close_junk(id, Junk::NoPreamble, Some("failed before its preamble")),
+            }
+        }
+        if !pending.registered {
+            let interest = EpollEvent::new(EpollFlags::EPOLLIN | EpollFlags::EPOLLRDHUP, id);
+            if self.epoll.add(pending.socket.as_fd(), interest).is_err() {
+                return self.close_junk(id, Junk::NoPreamble, Some("could not be watched"));
+            }
+            pending.registered = true;
+        }
+    }
+
+    fn route(&mut self, id: u64, now: Instant) {
+        let Some(Conn::Pending(pending)) = self.conns.remove(&id) else { return };
+        let proto = if matches!(pending.peer, Peer::Inet(_)) { Proto::Tcp } else { Proto::Unix };
+        match Preamble::decode(&pending.bytes) {
+            Ok(Preamble { role: Role::Control, .. }) => self.open_session(id, pending, now),
+            Ok(Preamble { role: Role::ConnectProbe, token, .. }) => {
+                let answered =
+                    super::echo::answer_probe(&pending.socket, token, proto, pending.peer.ip(), &self.shared);
+                self.forget(id, &pending.socket, pending.registered);
+                if let Err(why) = answered {
+                    self.shared.log.junk(Junk::Refused, &format!("probe from {}: {why}", pending.peer));
+                }
+            }
+            Ok(Preamble { role: Role::Data, token, .. }) => self.start_data(id, pending, token, proto),
+            Err(e) => {
+                if let ProtoError::VersionMismatch { .. } = e {
+                    let message = linkperf_proto::Message::Error {
+                        code: linkperf_proto::ErrorCode::VersionMismatch,
+                        message: format!("{e}: run the same linkperf version on both ends"),
+                    };
+                    let _ = (&pending.socket).write_all(&linkperf_proto::frame::encode_frame(&message));
+                }
+                self.forget(id, &pending.socket, pending.registered);
+                self.shared.log.junk(Junk::NotLinkperf, &format!("connection from {}: {e}; closed", pending.peer));
+            }
+        }
+    }
+
+    fn start_data(&mut self, id: u64, pending: Pending, token: u32, proto: Proto) {
+        self.forget(id, &pending.socket, pending.registered);
+        let shared = self.shared.clone();
+        match super::echo::admit_data(&pending.socket, token, proto, pending.peer.ip(), &shared) {
+            Ok(entry) => {
+                let socket = pending.socket;
+                let started = super::spawn_named("data", move || {
+                    super::echo::serve_data(socket, entry, token, proto, &shared);
+                });
+                if let Err(e) = started {
+                    self.shared.log.session(&format!("data connection from {}: {e}", pending.peer));
+                }
+            }
+            Err(why) => self.shared.log.junk(Junk::Refused, &format!("data connection from {}: {why}", pending.peer)),
+        }
+    }
+
+    fn open_session(&mut self, id: u64, pending: Pending, now: Instant) {
+        let config = &self.shared.config;
+        let auth =
+            config.key.as_ref().map(|key| (key.clone(), linkperf_proto::auth::nonce_from(&crate::random_bytes())));
+        let capabilities = linkperf_proto::CAPABILITIES.iter().map(|c| c.to_string()).collect();
+        let session_config = SessionConfig::new(config.limits.clone(), auth, crate::software(), capabilities);
+        let session = ControlSession::new(session_config, pending.accepted);
+        if let Peer::Inet(_) = pending.peer {
+            let keepalive = TcpKeepalive::new()
+                .with_time(KEEPALIVE_IDLE)
+                .with_interval(KEEPALIVE_INTERVAL)
+                .with_retries(KEEPALIVE_PROBES);
+            let _ = pending.socket.set_tcp_keepalive(&keepalive);
+        }
+        if !pending.registered {
+            let interest = EpollEvent::new(EpollFlags::EPOLLIN | EpollFlags::EPOLLRDHUP, id);
+            if self.epoll.add(pending.socket.as_fd(), interest).is_err() {
+                self.gate.leave(id);
+                self.set_timer(id, None);
+                return;
+            }
+        }
+        self.gate.greeting(id);
+        let conn = ControlConn::new(id, pending.socket, pending.peer, session, pending.accepted);
+        self.conns.insert(id, Conn::Control(Box::new(conn)));
+        self.on_control(id, EpollFlags::EPOLLIN, now);
+    }
+
+    fn on_event(&mut self, id: u64, flags: EpollFlags, now: Instant) {
+        match self.conns.get(&id) {
+            Some(Conn::Pending(_)) => self.on_pending(id, now),
+            Some(Conn::Control(_)) => self.on_control(id, flags, now),
+            None => {}
+        }
+    }
+
+    fn on_control(&mut self, id: u64, flags: EpollFlags, now: Instant) {
+        let Some(Conn::Control(conn)) = self.conns.get_mut(&id) else { return };
+        if flags.intersects(EpollFlags::EPOLLIN | EpollFlags::EPOLLRDHUP | EpollFlags::EPOLLHUP | EpollFlags::EPOLLERR)
+        {
+            conn.on_readable(now);
+        }
+        self.after(id, now);
+    }
+
+    /// Carries out a control connection's actions, then closes it or updates its interest and timer.
+    fn after(&mut self, id: u64, now: Instant) {
+        let Some(Conn::Control(conn)) = self.conns.get_mut(&id) else { return };
+        let (sessions, max) = (&mut self.sessions, self.shared.config.limits.max_sessions);
+        let mut grant = || {
+            let free = *sessions < max;
+            *sessions += u32::from(free);
+            free
+        };
+        let ending = conn.drive(now, &self.shared, &mut grant);
+        if conn.admitted {
+            self.gate.leave(id);
+        }
+        if let Some(ending) = ending {
+            let Some(Conn::Control(conn)) = self.conns.remove(&id) else { return };
+            let line = conn.log_line(&ending);
+            if conn.admitted {
+                self.sessions -= 1;
+                self.shared.log.session(&line);
+            } else {
+                self.shared.log.junk(Junk::Handshake, &line);
+            }
+            self.forget(id, &conn.socket, true);
+            return;
+        }
+        let (wants_write, wake) = (conn.wants_write(), conn.next_wake());
+        let socket_fd = conn.socket.as_fd();
+        if wants_write != self.writing.contains(&id) {
+            let mut flags = EpollFlags::EPOLLIN | EpollFlags::EPOLLRDHUP;
+            if wants_write {
+                flags |= EpollFlags::EPOLLOUT;
+                self.writing.insert(id);
+            } else {
+                self.writing.remove(&id);
+            }
+            let _ = self.epoll.modify(socket_fd, &mut EpollEvent::new(flags, id));
+        }
+        self.set_timer(id, wake);
+    }
+
+    fn fire_timers(&mut self, now: Instant) {
+        while let Some(&(at, id)) = self.timers.first() {
+            if at > now {
+                return;
+            }
+            self.timers.remove(&(at, id));
+            self.wakes.remove(&id);
+            match self.conns.get_mut(&id) {
+                Some(Conn::Pending(_)) => self.close_junk(id, Junk::NoPreamble, Some("sent no preamble in time")),
+                Some(Conn::Control(conn)) => {
+                    conn.on_timer(now, &self.shared);
+                    self.after(id, now);
+                }
+                None => {}
+            }
+        }
+    }
+
+    fn set_timer(&mut self, id: u64, at: Option<Instant>) {
+        if let Some(old) = self.wakes.remove(&id) {
+            self.timers.remove(&(old, id));
+        }
+        if let Some(at) = at {
+            self.timers.insert((at, id));
+            self.wakes.insert(id, at);
+        }
+    }
+
+    /// Closes a connection that never became a session or data path.
+    fn close_junk(&mut self, id: u64, kind: Junk, why: Option<&str>) {
+        let (socket, peer, registered) = match self.conns.remove(&id) {
+            Some(Conn::Pending(p)) => (p.socket, p.peer, p.registered),
+            Some(Conn::Control(c)) => {
+                let line = c.log_line(&linkperf_proto::Ending::Refused(linkperf_proto::Refusal::BudgetSpent {
+                    budget: linkperf_proto::Budget::Connections,
+                    limit: self.shared.config.unauthenticated as u64,
+                }));
+                self.shared.registry.release_session(id);
+                self.forget(id, &c.socket, true);
+                return self.shared.log.junk(kind, &line);
+            }
+            None => return,
+        };
+        self.forget(id, &socket, registered);
+        if let Some(why) = why {
+            self.shared.log.junk(kind, &format!("connection from {peer} {why}; closed"));
+        } else {
+            self.shared.log.junk(kind, &format!("connection from {peer} closed ({kind:?})"));
+        }
+    }
+
+    /// Drops a connection's bookkeeping (the caller drops or hands over its socket).
+    fn forget(&mut self, id: u64, socket: &Socket, registered: bool) {
+        if registered {
+            let _ = self.epoll.delete(socket.as_fd());
+        }
+        self.gate.leave(id);
+        self.set_timer(id, None);
+        self.writing.remove(&id);
+    }
+
+    fn pause_accepting(&mut self, now: Instant) {
+        for listener in &self.listeners {
+            let _ = self.epoll.modify(listener.as_fd(), &mut EpollEvent::new(EpollFlags::empty(), 0));
+        }
+        self.paused_until = Some(now + ACCEPT_PAUSE);
+    }
+
+    fn resume_accepting(&mut self, now: Instant) {
+        if self.paused_until.is_some_and(|until| now >= until) {
+            self.paused_until = None;
+            for (index, listener) in self.listeners.iter().enumerate() {
+                let _ = self.epoll.modify(listener.as_fd(), &mut EpollEvent::new(EpollFlags::EPOLLIN, index as u64));
+            }
+        }
+    }
+}
