@@ -98,8 +98,10 @@ fn a_session_slot_is_taken_only_after_authentication() {
             stream
         })
         .collect();
-    let first = session(&responder, Some(&key)).unwrap();
+    let mut first = session(&responder, Some(&key)).unwrap();
     assert!(!first.responder().hostname.is_empty(), "host facts come with the proof");
+    // A session with a test open is never evicted for a newcomer.
+    first.request(latency(Proto::Tcp, 64, 1)).unwrap();
     let second = session(&responder, Some(&key));
     assert!(matches!(&second, Err(NetError::Refused { message, .. }) if message.contains("at most 1 sessions")));
     drop(first);
@@ -108,6 +110,32 @@ fn a_session_slot_is_taken_only_after_authentication() {
         assert!(Instant::now() < deadline, "the slot is given back when its session ends");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn a_full_responder_makes_room_by_closing_the_session_idle_the_longest() {
+    let mut limits = linkperf_proto::Limits::default();
+    limits.max_sessions = 2;
+    let responder = start(ResponderConfig { limits, ..Default::default() });
+    let mut idle = session(&responder, None).unwrap();
+    let mut busy = session(&responder, None).unwrap();
+    busy.request(latency(Proto::Tcp, 64, 1)).unwrap();
+    // Sessions idle for less than a second keep their slot; poll until the idle one has been idle longer.
+    let deadline = Instant::now() + TIMEOUT;
+    let _newcomer = loop {
+        match session(&responder, None) {
+            Ok(newcomer) => break newcomer,
+            Err(e) => assert!(Instant::now() < deadline, "no room was made: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let evicted = idle.request(latency(Proto::Tcp, 64, 1));
+    assert!(
+        matches!(&evicted, Err(NetError::Refused { message, .. }) if message.contains("idle the longest")),
+        "{:?}",
+        evicted.err()
+    );
+    assert!(busy.request(latency(Proto::Tcp, 64, 1)).is_ok(), "the session with a test open kept its slot");
 }
 
 #[test]
@@ -161,7 +189,8 @@ fn udp_traffic_goes_only_to_the_control_sessions_address() {
 
 #[test]
 fn data_connections_beyond_the_memory_budget_are_refused_until_memory_is_released() {
-    let budgets = Budgets { data_paths: 100, buffer_bytes: 3 << 20 };
+    let budgets =
+        Budgets { data_paths: 100, buffer_bytes: 3 << 20, session_data_paths: 100, session_buffer_bytes: 3 << 20 };
     let responder = start(ResponderConfig { budgets, ..Default::default() });
     let mut client = session(&responder, None).unwrap();
     let megabyte = 1 << 20;

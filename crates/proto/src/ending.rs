@@ -60,6 +60,9 @@ pub enum Ending {
     HandshakeTimeout,
     /// No test open and no message for the idle timeout.
     Idle,
+    /// The responder was full and this session, with no test open, had been idle the longest: it was
+    /// closed to make room for a new client.
+    Evicted,
     /// The session (its tests chained) ran past `--max-duration`.
     Overran {
         /// The limit, in seconds.
@@ -81,7 +84,7 @@ impl Ending {
         let code = match self {
             Ending::ClosedByClient | Ending::ClosedDuringHandshake | Ending::ConnectionLost(_) => return None,
             Ending::HandshakeTimeout => return None,
-            Ending::Idle | Ending::Overran { .. } => ErrorCode::OverLimit,
+            Ending::Idle | Ending::Evicted | Ending::Overran { .. } => ErrorCode::OverLimit,
             Ending::AuthFailed(_) => ErrorCode::AuthFailed,
             Ending::Refused(refusal) => refusal.code(),
             Ending::Violation(Violation::Oversized(_)) => ErrorCode::Oversized,
@@ -102,6 +105,12 @@ impl fmt::Display for Ending {
             Ending::ClosedDuringHandshake => write!(f, "closed by client during the handshake"),
             Ending::HandshakeTimeout => write!(f, "no handshake in time"),
             Ending::Idle => write!(f, "the session was idle too long"),
+            Ending::Evicted => {
+                write!(
+                    f,
+                    "the responder is full and this session was the one idle the longest: closed for a new client"
+                )
+            }
             Ending::Overran { limit_s } => {
                 write!(f, "the test ran past this responder's limit of {limit_s:.0} s (serve --max-duration)")
             }

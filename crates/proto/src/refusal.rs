@@ -47,6 +47,10 @@ pub enum Budget {
     BufferMemory,
     /// Open connections (file descriptors).
     Connections,
+    /// Threads for data connections of one session.
+    SessionThreads,
+    /// Buffer memory of one session's data connections.
+    SessionBufferMemory,
 }
 
 impl Budget {
@@ -56,6 +60,8 @@ impl Budget {
             Budget::Threads => "threads for data connections",
             Budget::BufferMemory => "buffer memory",
             Budget::Connections => "connections",
+            Budget::SessionThreads => "threads for one session's data connections",
+            Budget::SessionBufferMemory => "buffer memory of one session",
         }
     }
 }
@@ -304,6 +310,9 @@ impl fmt::Display for Refusal {
             }
             Refusal::BudgetSpent { budget: Budget::Sessions, limit } => {
                 write!(f, "the responder serves at most {limit} sessions at once; try again later")
+            }
+            Refusal::BudgetSpent { budget: budget @ (Budget::SessionThreads | Budget::SessionBufferMemory), limit } => {
+                write!(f, "this session holds the {} it may ({limit} at most); finish a test first", budget.describe())
             }
             Refusal::BudgetSpent { budget, limit } => write!(
                 f,

@@ -221,6 +221,12 @@ impl ControlSession {
         self.tests
     }
 
+    /// Since when the session has been idle (admitted, no test open, nothing received), if it is: the
+    /// driver may close the session idle the longest to make room for a new client.
+    pub fn idle_since(&self) -> Option<Instant> {
+        (self.state == State::Serving && self.open.is_empty()).then_some(self.last_message)
+    }
+
     /// Whether the client is authenticated and holds a slot.
     pub fn is_admitted(&self) -> bool {
         self.session_deadline.is_some() && self.state != State::Closed

@@ -389,3 +389,18 @@ fn a_closed_session_ignores_everything() {
     assert!(actions(&mut session).is_empty());
     assert_eq!(session.poll_timeout(), None);
 }
+
+#[test]
+fn only_a_session_without_open_tests_is_idle() {
+    let t0 = Instant::now();
+    let mut session = serving(t0);
+    assert_eq!(session.idle_since(), Some(t0));
+    let later = t0 + Duration::from_secs(5);
+    start(&mut session, later, latency(1, None), 3);
+    assert_eq!(session.idle_since(), None, "a test is open");
+    session.handle_input(later, &frame(&Message::TestDone { token: 3 }));
+    assert_eq!(session.idle_since(), Some(later));
+    session.close(Ending::Evicted);
+    assert!(matches!(&sent(&mut session)[..], [Message::Error { code: ErrorCode::OverLimit, .. }]));
+    assert_eq!(session.idle_since(), None);
+}

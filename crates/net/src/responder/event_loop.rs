@@ -37,6 +37,8 @@ const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(5);
 const ACCEPT_BATCH: usize = 64;
 /// How long accepting pauses when the process is out of descriptors.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
+/// How long an admitted session must have been idle before a new client may take its slot.
+const EVICTABLE_AFTER: Duration = Duration::from_secs(1);
 /// Epoll ids below this are listeners.
 const LISTENER_IDS: u64 = 16;
 /// TCP keepalive of control connections: a vanished client is noticed within about 10 + 3 x 5 s.
@@ -325,14 +327,31 @@ impl EventLoop {
 
     /// Carries out a control connection's actions, then closes it or updates its interest and timer.
     fn after(&mut self, id: u64, now: Instant) {
+        let max = self.shared.config.limits.max_sessions;
+        let handshaking = matches!(self.conns.get(&id), Some(Conn::Control(c)) if !c.admitted);
+        let victim = if handshaking && self.sessions >= max { self.idlest_session(now) } else { None };
         let Some(Conn::Control(conn)) = self.conns.get_mut(&id) else { return };
-        let (sessions, max) = (&mut self.sessions, self.shared.config.limits.max_sessions);
+        let sessions = &mut self.sessions;
+        let mut evict = None;
         let mut grant = || {
-            let free = *sessions < max;
-            *sessions += u32::from(free);
-            free
+            if *sessions >= max {
+                // Full: the session idle the longest makes room, if one has been idle long enough.
+                evict = victim;
+                if victim.is_none() {
+                    return false;
+                }
+            }
+            *sessions += 1;
+            true
         };
         let ending = conn.drive(now, &self.shared, &mut grant);
+        if let Some(victim) = evict {
+            if let Some(Conn::Control(idle)) = self.conns.get_mut(&victim) {
+                idle.session.close(linkperf_proto::Ending::Evicted);
+            }
+            self.after(victim, now);
+        }
+        let Some(Conn::Control(conn)) = self.conns.get_mut(&id) else { return };
         if conn.admitted {
             self.gate.leave(id);
         }
@@ -361,6 +380,19 @@ impl EventLoop {
             let _ = self.epoll.modify(socket_fd, &mut EpollEvent::new(flags, id));
         }
         self.set_timer(id, wake);
+    }
+
+    /// The admitted session that has been idle (no test open) the longest, at least `EVICTABLE_AFTER`.
+    fn idlest_session(&self, now: Instant) -> Option<u64> {
+        self.conns
+            .iter()
+            .filter_map(|(id, conn)| match conn {
+                Conn::Control(c) if c.admitted => c.session.idle_since().map(|since| (since, *id)),
+                _ => None,
+            })
+            .filter(|(since, _)| now.saturating_duration_since(*since) >= EVICTABLE_AFTER)
+            .min()
+            .map(|(_, id)| id)
     }
 
     fn fire_timers(&mut self, now: Instant) {

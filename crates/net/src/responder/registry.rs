@@ -57,11 +57,15 @@ pub struct Budgets {
     /// Most buffer memory of all data paths together, in bytes (each stream holds its largest message
     /// or write).
     pub buffer_bytes: u64,
+    /// Most data paths of one session: no session can take the whole budget.
+    pub session_data_paths: u32,
+    /// Most buffer memory of one session, in bytes.
+    pub session_buffer_bytes: u64,
 }
 
 impl Default for Budgets {
     fn default() -> Self {
-        Self { data_paths: 1024, buffer_bytes: 512 << 20 }
+        Self { data_paths: 1024, buffer_bytes: 512 << 20, session_data_paths: 256, session_buffer_bytes: 128 << 20 }
     }
 }
 
@@ -100,12 +104,13 @@ pub(crate) struct Registry {
     budgets: Budgets,
 }
 
-/// The tests, and what their streams hold of the budgets.
+/// The tests, and what their streams hold of the budgets, in all and per session.
 #[derive(Default)]
 struct Table {
     tests: HashMap<u32, Slot>,
     data_paths: u32,
     buffer_bytes: u64,
+    sessions: HashMap<u64, (u32, u64)>,
 }
 
 /// A registered test and the stream connections admitted for it.
@@ -203,7 +208,7 @@ impl Registry {
         socket: Option<&Socket>,
     ) -> Result<TestEntry, NotAdmitted> {
         let mut table = self.lock();
-        let Table { tests, data_paths, buffer_bytes } = &mut *table;
+        let Table { tests, data_paths, buffer_bytes, sessions } = &mut *table;
         let slot = tests.get_mut(&token).ok_or(NotAdmitted::UnknownToken)?;
         let entry = &mut slot.entry;
         if entry.proto != proto || now > entry.deadline {
@@ -226,6 +231,16 @@ impl Registry {
                 let limit = self.budgets.buffer_bytes;
                 return Err(NotAdmitted::Budget(Refusal::BudgetSpent { budget: Budget::BufferMemory, limit }));
             }
+            let session = sessions.entry(entry.session).or_default();
+            if session.0 >= self.budgets.session_data_paths {
+                let limit = u64::from(self.budgets.session_data_paths);
+                return Err(NotAdmitted::Budget(Refusal::BudgetSpent { budget: Budget::SessionThreads, limit }));
+            }
+            if session.1 + bytes > self.budgets.session_buffer_bytes {
+                let limit = self.budgets.session_buffer_bytes;
+                return Err(NotAdmitted::Budget(Refusal::BudgetSpent { budget: Budget::SessionBufferMemory, limit }));
+            }
+            *session = (session.0 + 1, session.1 + bytes);
             *data_paths += 1;
             *buffer_bytes += bytes;
             slot.buffer_bytes += bytes;
@@ -273,6 +288,12 @@ impl Registry {
         // Connection probes hold no stream, so their count of streams is 0.
         table.data_paths -= slot.entry.streams.min(table.data_paths);
         table.buffer_bytes -= slot.buffer_bytes.min(table.buffer_bytes);
+        if let Some(session) = table.sessions.get_mut(&slot.entry.session) {
+            *session = (session.0.saturating_sub(slot.entry.streams), session.1.saturating_sub(slot.buffer_bytes));
+            if *session == (0, 0) {
+                table.sessions.remove(&slot.entry.session);
+            }
+        }
         if slot.entry.proto == Proto::Udp && slot.entry.wait == WaitMode::Spin {
             self.spinning_udp_tests.fetch_sub(1, Ordering::Relaxed);
         }
@@ -357,7 +378,8 @@ mod tests {
 
     #[test]
     fn streams_beyond_a_budget_are_refused_and_released_ones_give_it_back() {
-        let registry = Registry::new(Budgets { data_paths: 2, buffer_bytes: 1000 });
+        let budgets = Budgets { data_paths: 2, buffer_bytes: 1000, session_data_paths: 2, session_buffer_bytes: 1000 };
+        let registry = Registry::new(budgets);
         let now = Instant::now();
         let later = now + Duration::from_secs(9);
         let big = registry.register(TestEntry { max_message_bytes: 600, ..entry(1, Proto::Tcp, 4, later) });
@@ -372,5 +394,26 @@ mod tests {
         registry.release_session(1);
         assert_eq!(registry.held(), (1, 64));
         assert!(registry.attach_stream(small, Proto::Tcp, now, None).is_ok());
+    }
+
+    #[test]
+    fn one_session_cannot_take_the_whole_budget() {
+        let budgets =
+            Budgets { data_paths: 10, buffer_bytes: 10_000, session_data_paths: 3, session_buffer_bytes: 150 };
+        let registry = Registry::new(budgets);
+        let now = Instant::now();
+        let later = now + Duration::from_secs(9);
+        let greedy = registry.register(entry(1, Proto::Tcp, 10, later));
+        assert!(registry.attach_stream(greedy, Proto::Tcp, now, None).is_ok());
+        assert!(registry.attach_stream(greedy, Proto::Tcp, now, None).is_ok());
+        let memory = registry.attach_stream(greedy, Proto::Tcp, now, None).unwrap_err();
+        assert!(matches!(
+            memory,
+            NotAdmitted::Budget(Refusal::BudgetSpent { budget: Budget::SessionBufferMemory, .. })
+        ));
+        let other = registry.register(entry(2, Proto::Tcp, 10, later));
+        assert!(registry.attach_stream(other, Proto::Tcp, now, None).is_ok(), "another session still gets its share");
+        registry.release_session(1);
+        assert_eq!(registry.held(), (1, 64));
     }
 }
