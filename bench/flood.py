@@ -8,6 +8,7 @@ ATTACK is one of:
   silent-burst  1000 silent connections at once, held open
   hello-hold    64 connections that send a control preamble and hello, then nothing
   echo-bomb     one session asking for 64 echo connections of 16 MiB, each sending a 16 MiB message header
+  echo-fill     the same, each connection then sending a whole 16 MiB message (so the echo buffers fill)
   many-tests    one session sending 2000 throughput test requests
 
 It prints, as JSON: how many of the legitimate client's runs succeeded and how long each took, the
@@ -86,7 +87,7 @@ def attack(kind, held, stop):
                 held.append(sock)
             except OSError:
                 pass
-    elif kind == "echo-bomb":
+    elif kind in ("echo-bomb", "echo-fill"):
         sock = control_session()
         held.append(sock)
         sock.sendall(frame({"type": "test_request", "test": "latency", "proto": "tcp",
@@ -98,6 +99,8 @@ def attack(kind, held, stop):
                 data = socket.create_connection(("127.0.0.1", PORT), timeout=2)
                 data.sendall(preamble(2, token or 0) + struct.pack(">I", 16 << 20) + b"x" * 65536)
                 held.append(data)
+                if kind == "echo-fill":
+                    threading.Thread(target=fill, args=(data,), daemon=True).start()
             except OSError:
                 pass
     elif kind == "many-tests":
@@ -111,6 +114,21 @@ def attack(kind, held, stop):
             sock.sendall(frame(request))
             if read_frame(sock) is None:
                 break
+
+
+def fill(sock):
+    """Sends the rest of a 16 MiB message and reads its echo, so the responder's buffer is all touched."""
+    try:
+        sock.settimeout(30)
+        sock.sendall(b"x" * ((16 << 20) - 65536))
+        left = 16 << 20
+        while left > 0:
+            chunk = sock.recv(min(left, 1 << 20))
+            if not chunk:
+                return
+            left -= len(chunk)
+    except OSError:
+        pass
 
 
 def sample(pid, peak):

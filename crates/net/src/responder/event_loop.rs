@@ -1,10 +1,10 @@
-//! `EventLoop`: the responder's control plane on one thread. One epoll set holds the listeners, every
-//! connection whose preamble has not yet come, and every control session; nothing in it ever waits on a
-//! peer, so no number of silent or slow connections can hold up the others.
+//! `EventLoop`: the responder's control plane on one thread. One epoll set holds every connection whose
+//! preamble has not yet come and every control session; nothing in it ever waits on a peer, so no number
+//! of silent or slow connections can hold up the others.
 //!
-//! - A new connection's preamble is read at once if it came with the connection (the usual case, and the
-//!   one connection probes take: they are answered within the accept, without a thread or an epoll
-//!   registration); otherwise the connection waits in the epoll set, at most `PREAMBLE_TIMEOUT`.
+//! - The accept threads (`accept`) serve probes and data connections whose preamble came with them, and
+//!   hand the rest here through a channel (waking the loop through a socket pair): control connections,
+//!   and connections still owing their preamble, which wait in the epoll set at most `PREAMBLE_TIMEOUT`.
 //! - Connections that are not yet authenticated (no preamble yet, or a control session in its handshake)
 //!   pass a `Gate` with a total cap and a cap per source address; at a cap the oldest of them that made
 //!   the least progress is closed to make room, so a flood evicts itself rather than the clients behind it.
@@ -13,19 +13,19 @@
 //! - Deadlines are kept in one ordered set of (instant, connection) pairs.
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::{ErrorKind, Read, Write};
-use std::net::TcpListener;
+use std::io::{ErrorKind, Read};
 use std::os::fd::AsFd;
-use std::os::unix::net::UnixListener;
+use std::os::unix::net::UnixStream;
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use linkperf_core::Proto;
 use linkperf_proto::session::{ControlSession, SessionConfig};
-use linkperf_proto::{Preamble, ProtoError, Role, PREAMBLE_BYTES};
+use linkperf_proto::PREAMBLE_BYTES;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use socket2::{Socket, TcpKeepalive};
 
+use super::accept::Handoff;
 use super::gate::Gate;
 use super::log::Junk;
 use super::session::{ControlConn, Peer};
@@ -33,42 +33,14 @@ use super::Shared;
 
 /// How long any connection may take to send its preamble.
 const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(5);
-/// Most connections accepted per readiness of a listener, so that sessions are served between batches.
-const ACCEPT_BATCH: usize = 64;
-/// How long accepting pauses when the process is out of descriptors.
-const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
 /// How long an admitted session must have been idle before a new client may take its slot.
 const EVICTABLE_AFTER: Duration = Duration::from_secs(1);
-/// Epoll ids below this are listeners.
-const LISTENER_IDS: u64 = 16;
+/// The epoll id of the accept threads' waker; connections have ids from 1 on.
+const WAKER_ID: u64 = 0;
 /// TCP keepalive of control connections: a vanished client is noticed within about 10 + 3 x 5 s.
 const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
 const KEEPALIVE_PROBES: u32 = 3;
-
-/// A listening socket.
-pub(super) enum Listener {
-    /// TCP, dual stack where possible.
-    Tcp(TcpListener),
-    /// A Unix-domain socket.
-    Unix(UnixListener),
-}
-
-impl Listener {
-    fn accept(&self) -> std::io::Result<(Socket, Peer)> {
-        match self {
-            Listener::Tcp(listener) => listener.accept().map(|(s, peer)| (Socket::from(s), Peer::Inet(peer))),
-            Listener::Unix(listener) => listener.accept().map(|(s, _)| (Socket::from(s), Peer::Unix)),
-        }
-    }
-
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        match self {
-            Listener::Tcp(listener) => listener.as_fd(),
-            Listener::Unix(listener) => listener.as_fd(),
-        }
-    }
-}
 
 /// A connection before its preamble is whole.
 struct Pending {
@@ -89,7 +61,9 @@ enum Conn {
 pub(super) struct EventLoop {
     epoll: Epoll,
     shared: Arc<Shared>,
-    listeners: Vec<Listener>,
+    /// Connections from the accept threads, and the socket they wake the loop through.
+    handoffs: Receiver<Handoff>,
+    waker: UnixStream,
     conns: HashMap<u64, Conn>,
     next_id: u64,
     timers: BTreeSet<(Instant, u64)>,
@@ -99,33 +73,27 @@ pub(super) struct EventLoop {
     sessions: u32,
     /// Connections whose epoll interest includes writing.
     writing: std::collections::HashSet<u64>,
-    paused_until: Option<Instant>,
 }
 
 impl EventLoop {
-    /// A loop over these listeners (set non-blocking here).
-    pub fn new(shared: Arc<Shared>, listeners: Vec<Listener>) -> std::io::Result<Self> {
+    /// A loop fed by the accept threads through `handoffs`, woken through `waker`.
+    pub fn new(shared: Arc<Shared>, handoffs: Receiver<Handoff>, waker: UnixStream) -> std::io::Result<Self> {
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
-        for (index, listener) in listeners.iter().enumerate() {
-            match listener {
-                Listener::Tcp(l) => l.set_nonblocking(true)?,
-                Listener::Unix(l) => l.set_nonblocking(true)?,
-            }
-            epoll.add(listener.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, index as u64))?;
-        }
+        waker.set_nonblocking(true)?;
+        epoll.add(waker.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, WAKER_ID))?;
         let gate = Gate::new(shared.config.unauthenticated, shared.config.unauthenticated_per_address);
         Ok(Self {
             epoll,
             shared,
-            listeners,
+            handoffs,
+            waker,
             conns: HashMap::new(),
-            next_id: LISTENER_IDS,
+            next_id: WAKER_ID + 1,
             timers: BTreeSet::new(),
             wakes: HashMap::new(),
             gate,
             sessions: 0,
             writing: std::collections::HashSet::new(),
-            paused_until: None,
         })
     }
 
@@ -139,31 +107,26 @@ impl EventLoop {
                 Err(nix::errno::Errno::EINTR) => 0,
                 Err(e) => {
                     self.shared.log.session(&format!("waiting for events failed: {e}"));
-                    std::thread::sleep(ACCEPT_PAUSE);
+                    std::thread::sleep(Duration::from_millis(50));
                     0
                 }
             };
             let now = Instant::now();
             for event in &events[..ready] {
                 let id = event.data();
-                if id < LISTENER_IDS {
-                    self.accept_all(id as usize, now);
+                if id == WAKER_ID {
+                    self.take_handoffs(now);
                 } else {
                     self.on_event(id, event.events(), now);
                 }
             }
             self.fire_timers(Instant::now());
-            self.resume_accepting(Instant::now());
             self.shared.log.flush(Instant::now());
         }
     }
 
     fn next_timeout(&self, now: Instant) -> EpollTimeout {
         let next = self.timers.first().map(|(at, _)| *at);
-        let next = match (next, self.paused_until) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
         // Wake at least once a log window, so that a summary of junk is printed even when all is quiet.
         let wait = next.map_or(super::log::WINDOW, |at| at.saturating_duration_since(now)).min(super::log::WINDOW);
         // Round up: waking a little early would only spin until the deadline.
@@ -171,41 +134,30 @@ impl EventLoop {
         EpollTimeout::try_from(millis as u64).unwrap_or(EpollTimeout::MAX)
     }
 
-    fn accept_all(&mut self, index: usize, now: Instant) {
-        for _ in 0..ACCEPT_BATCH {
-            let Some(listener) = self.listeners.get(index) else { return };
-            match listener.accept() {
-                Ok((socket, peer)) => self.on_accept(socket, peer, now),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == ErrorKind::Interrupted || e.kind() == ErrorKind::ConnectionAborted => {}
-                Err(e) => {
-                    // Out of descriptors, most likely: stop watching the listeners for a moment rather than
-                    // spin on them, and make room by closing the oldest unauthenticated connection.
-                    self.shared.log.session(&format!("accept failed: {e}; pausing"));
-                    if let Some(oldest) = self.gate.oldest() {
-                        self.close_junk(oldest, Junk::Evicted, None);
-                    }
-                    self.pause_accepting(now);
-                    return;
-                }
-            }
+    /// Takes the connections the accept threads handed over.
+    fn take_handoffs(&mut self, now: Instant) {
+        let mut drained = [0u8; 256];
+        while matches!((&self.waker).read(&mut drained), Ok(n) if n > 0) {}
+        while let Ok(handoff) = self.handoffs.try_recv() {
+            self.on_handoff(handoff, now);
         }
     }
 
-    fn on_accept(&mut self, socket: Socket, peer: Peer, now: Instant) {
-        let _ = socket.set_nonblocking(true);
-        if let Peer::Inet(_) = peer {
-            // Echo replies and probe answers must leave at once; a failure only costs latency.
-            let _ = socket.set_nodelay(true);
-        }
+    /// A connection from an accept thread: a control session to open, or a preamble to wait for.
+    fn on_handoff(&mut self, handoff: Handoff, now: Instant) {
+        let Handoff { socket, peer, accepted, bytes, filled } = handoff;
         let id = self.next_id;
         self.next_id += 1;
+        let pending = Pending { socket, peer, accepted, bytes, filled, registered: false };
+        if filled == PREAMBLE_BYTES {
+            return self.open_session(id, pending, now);
+        }
+        let _ = pending.socket.set_nonblocking(true);
         for evicted in self.gate.enter(id, peer.ip()) {
             self.close_junk(evicted, Junk::Evicted, None);
         }
-        let pending = Pending { socket, peer, accepted: now, bytes: [0; PREAMBLE_BYTES], filled: 0, registered: false };
         self.conns.insert(id, Conn::Pending(pending));
-        self.set_timer(id, Some(now + PREAMBLE_TIMEOUT));
+        self.set_timer(id, Some(accepted + PREAMBLE_TIMEOUT));
         self.on_pending(id, now);
     }
 
@@ -218,7 +170,8 @@ impl EventLoop {
                 Ok(n) => {
                     pending.filled += n;
                     if pending.filled == PREAMBLE_BYTES {
-                        return self.route(id, now);
+                        let Some(Conn::Pending(pending)) = self.conns.remove(&id) else { return };
+                        return self.route(id, pending, now);
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -235,48 +188,13 @@ impl EventLoop {
         }
     }
 
-    fn route(&mut self, id: u64, now: Instant) {
-        let Some(Conn::Pending(pending)) = self.conns.remove(&id) else { return };
-        let proto = if matches!(pending.peer, Peer::Inet(_)) { Proto::Tcp } else { Proto::Unix };
-        match Preamble::decode(&pending.bytes) {
-            Ok(Preamble { role: Role::Control, .. }) => self.open_session(id, pending, now),
-            Ok(Preamble { role: Role::ConnectProbe, token, .. }) => {
-                let answered =
-                    super::echo::answer_probe(&pending.socket, token, proto, pending.peer.ip(), &self.shared);
-                self.forget(id, &pending.socket, pending.registered);
-                if let Err(why) = answered {
-                    self.shared.log.junk(Junk::Refused, &format!("probe from {}: {why}", pending.peer));
-                }
-            }
-            Ok(Preamble { role: Role::Data, token, .. }) => self.start_data(id, pending, token, proto),
-            Err(e) => {
-                if let ProtoError::VersionMismatch { .. } = e {
-                    let message = linkperf_proto::Message::Error {
-                        code: linkperf_proto::ErrorCode::VersionMismatch,
-                        message: format!("{e}: run the same linkperf version on both ends"),
-                    };
-                    let _ = (&pending.socket).write_all(&linkperf_proto::frame::encode_frame(&message));
-                }
-                self.forget(id, &pending.socket, pending.registered);
-                self.shared.log.junk(Junk::NotLinkperf, &format!("connection from {}: {e}; closed", pending.peer));
-            }
-        }
-    }
-
-    fn start_data(&mut self, id: u64, pending: Pending, token: u32, proto: Proto) {
+    fn route(&mut self, id: u64, pending: Pending, now: Instant) {
         self.forget(id, &pending.socket, pending.registered);
-        let shared = self.shared.clone();
-        match super::echo::admit_data(&pending.socket, token, proto, pending.peer.ip(), &shared) {
-            Ok(entry) => {
-                let socket = pending.socket;
-                let started = super::spawn_named("data", move || {
-                    super::echo::serve_data(socket, entry, token, proto, &shared);
-                });
-                if let Err(e) = started {
-                    self.shared.log.session(&format!("data connection from {}: {e}", pending.peer));
-                }
-            }
-            Err(why) => self.shared.log.junk(Junk::Refused, &format!("data connection from {}: {why}", pending.peer)),
+        let Pending { socket, peer, accepted, bytes, .. } = pending;
+        if let Some(socket) = super::accept::serve_preamble(socket, peer, &bytes, &self.shared) {
+            // A control connection: back into the loop as a session (no longer registered).
+            let pending = Pending { socket, peer, accepted, bytes, filled: PREAMBLE_BYTES, registered: false };
+            self.open_session(id, pending, now);
         }
     }
 
@@ -295,10 +213,14 @@ impl EventLoop {
             let _ = pending.socket.set_tcp_keepalive(&keepalive);
         }
         if !pending.registered {
+            // Came by the fast path: not yet in the gate, nor non-blocking, nor watched.
+            let _ = pending.socket.set_nonblocking(true);
+            for evicted in self.gate.enter(id, pending.peer.ip()) {
+                self.close_junk(evicted, Junk::Evicted, None);
+            }
             let interest = EpollEvent::new(EpollFlags::EPOLLIN | EpollFlags::EPOLLRDHUP, id);
             if self.epoll.add(pending.socket.as_fd(), interest).is_err() {
                 self.gate.leave(id);
-                self.set_timer(id, None);
                 return;
             }
         }
@@ -454,21 +376,5 @@ impl EventLoop {
         self.gate.leave(id);
         self.set_timer(id, None);
         self.writing.remove(&id);
-    }
-
-    fn pause_accepting(&mut self, now: Instant) {
-        for listener in &self.listeners {
-            let _ = self.epoll.modify(listener.as_fd(), &mut EpollEvent::new(EpollFlags::empty(), 0));
-        }
-        self.paused_until = Some(now + ACCEPT_PAUSE);
-    }
-
-    fn resume_accepting(&mut self, now: Instant) {
-        if self.paused_until.is_some_and(|until| now >= until) {
-            self.paused_until = None;
-            for (index, listener) in self.listeners.iter().enumerate() {
-                let _ = self.epoll.modify(listener.as_fd(), &mut EpollEvent::new(EpollFlags::EPOLLIN, index as u64));
-            }
-        }
     }
 }

@@ -73,8 +73,8 @@ impl Gate {
     pub fn greeting(&mut self, id: u64) {
         if let Some((_, stage)) = self.members.get_mut(&id) {
             *stage = Stage::Greeting;
-            self.silent.retain(|&m| m != id);
             self.greeting.push_back(id);
+            self.compact();
         }
     }
 
@@ -87,13 +87,22 @@ impl Gate {
                 self.per_address.remove(&address);
             }
         }
-        match stage {
-            Stage::Silent => self.silent.retain(|&m| m != id),
-            Stage::Greeting => self.greeting.retain(|&m| m != id),
+        let _ = stage;
+        self.compact();
+    }
+
+    /// Drops ids that left or moved on from the queues, once they hold more stale ids than live ones (so
+    /// leaving is O(1) amortised, not a scan per connection).
+    fn compact(&mut self) {
+        if self.silent.len() + self.greeting.len() > 2 * self.members.len() + 64 {
+            let members = &self.members;
+            self.silent.retain(|id| members.get(id).is_some_and(|(_, s)| *s == Stage::Silent));
+            self.greeting.retain(|id| members.get(id).is_some_and(|(_, s)| *s == Stage::Greeting));
         }
     }
 
     /// The oldest unauthenticated connection of the least progress, if any.
+    #[cfg(test)]
     pub fn oldest(&self) -> Option<u64> {
         self.oldest_from(None)
     }
@@ -104,10 +113,14 @@ impl Gate {
         self.members.len()
     }
 
-    /// The oldest of the least progress, from `address` when given.
+    /// The oldest of the least progress, from `address` when given. (The queues may hold stale ids: a
+    /// member is found in the queue of its present stage.)
     fn oldest_from(&self, address: Option<Option<IpAddr>>) -> Option<u64> {
-        let matches = |id: &&u64| address.is_none_or(|a| self.members.get(*id).is_some_and(|(m, _)| *m == a));
-        self.silent.iter().find(matches).or_else(|| self.greeting.iter().find(matches)).copied()
+        let in_stage = |stage: Stage| {
+            move |id: &&u64| self.members.get(*id).is_some_and(|(m, s)| *s == stage && address.is_none_or(|a| *m == a))
+        };
+        let silent = self.silent.iter().find(in_stage(Stage::Silent));
+        silent.or_else(|| self.greeting.iter().find(in_stage(Stage::Greeting))).copied()
     }
 }
 

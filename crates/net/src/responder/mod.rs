@@ -1,14 +1,16 @@
 //! `Responder`: the server side of every test, serving many clients at once.
 //!
 //! One TCP listener and one UDP socket share a port (so one firewall opening suffices), and an optional
-//! Unix-domain listener serves local clients. Every connection opens with a preamble naming its role. One
-//! event loop (`event_loop`) accepts, reads preambles, answers connection probes and serves every control
-//! session (the protocol's rules are `linkperf_proto::session`'s); data connections of running tests get a
-//! thread each, drawn from the data-path budget (`registry`); one thread echoes UDP. Every deadline is
+//! Unix-domain listener serves local clients. Every connection opens with a preamble naming its role. An
+//! accept thread per listener (`accept`) answers connection probes and starts data connections whose
+//! preamble came with them; one event loop (`event_loop`) waits for every other preamble and serves every
+//! control session (the protocol's rules are `linkperf_proto::session`'s); data connections of running
+//! tests get a thread each, drawn from the data-path budget (`registry`); one thread echoes UDP. Every deadline is
 //! the loop's, and a session's tests are released when it ends however it ends.
 //!
 //! docs/security.md says what an unauthenticated peer can and cannot make a responder do.
 
+mod accept;
 mod bulk;
 
 pub(crate) use bulk::TURN_POLL;
@@ -137,11 +139,19 @@ impl Responder {
             let shared = shared.clone();
             move || echo::serve_udp(udp, &shared)
         })?;
-        let mut listeners = vec![event_loop::Listener::Tcp(tcp)];
-        listeners.extend(unix.map(event_loop::Listener::Unix));
-        let control = event_loop::EventLoop::new(shared, listeners)
-            .map_err(|e| NetError::io("starting the responder's event loop", e))?;
+        let starting = |e| NetError::io("starting the responder's event loop", e);
+        let (to_loop, handoffs) = std::sync::mpsc::channel();
+        let (waker, wakes) = std::os::unix::net::UnixStream::pair().map_err(starting)?;
+        waker.set_nonblocking(true).map_err(starting)?;
+        let control = event_loop::EventLoop::new(shared.clone(), handoffs, wakes).map_err(starting)?;
         spawn_named("control", move || control.run())?;
+        if let Some(unix) = unix {
+            let (shared, to_loop, waker) = (shared.clone(), to_loop.clone(), waker.try_clone().map_err(starting)?);
+            spawn_named("unix-accept", move || {
+                accept::accept_loop(accept::Listener::Unix(unix), shared, to_loop, waker)
+            })?;
+        }
+        spawn_named("tcp-accept", move || accept::accept_loop(accept::Listener::Tcp(tcp), shared, to_loop, waker))?;
         Ok(handle)
     }
 
