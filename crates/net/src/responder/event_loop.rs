@@ -35,6 +35,8 @@ use super::Shared;
 const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long an admitted session must have been idle before a new client may take its slot.
 const EVICTABLE_AFTER: Duration = Duration::from_secs(1);
+/// Most handed-over connections taken between two looks at the epoll set.
+const HANDOFF_BATCH: usize = 16;
 /// The epoll id of the accept threads' waker; connections have ids from 1 on.
 const WAKER_ID: u64 = 0;
 /// TCP keepalive of control connections: a vanished client is noticed within about 10 + 3 x 5 s.
@@ -100,8 +102,9 @@ impl EventLoop {
     /// Serves forever.
     pub fn run(mut self) {
         let mut events = vec![EpollEvent::empty(); 256];
+        let mut more_handoffs = false;
         loop {
-            let timeout = self.next_timeout(Instant::now());
+            let timeout = if more_handoffs { EpollTimeout::ZERO } else { self.next_timeout(Instant::now()) };
             let ready = match self.epoll.wait(&mut events, timeout) {
                 Ok(n) => n,
                 Err(nix::errno::Errno::EINTR) => 0,
@@ -112,14 +115,14 @@ impl EventLoop {
                 }
             };
             let now = Instant::now();
+            let mut woken = more_handoffs;
             for event in &events[..ready] {
-                let id = event.data();
-                if id == WAKER_ID {
-                    self.take_handoffs(now);
-                } else {
-                    self.on_event(id, event.events(), now);
+                match event.data() {
+                    WAKER_ID => woken = true,
+                    id => self.on_event(id, event.events(), now),
                 }
             }
+            more_handoffs = woken && self.take_handoffs(Instant::now());
             self.fire_timers(Instant::now());
             self.shared.log.flush(Instant::now());
         }
@@ -134,13 +137,20 @@ impl EventLoop {
         EpollTimeout::try_from(millis as u64).unwrap_or(EpollTimeout::MAX)
     }
 
-    /// Takes the connections the accept threads handed over.
-    fn take_handoffs(&mut self, now: Instant) {
+    /// Takes the connections the accept threads handed over, a batch at a time: between batches the loop
+    /// reads the preambles that have come meanwhile, so that a burst of silent connections cannot evict a
+    /// client's connection before its preamble, sent right behind its connect, is read. Returns whether
+    /// more are waiting.
+    fn take_handoffs(&mut self, now: Instant) -> bool {
         let mut drained = [0u8; 256];
         while matches!((&self.waker).read(&mut drained), Ok(n) if n > 0) {}
-        while let Ok(handoff) = self.handoffs.try_recv() {
-            self.on_handoff(handoff, now);
+        for _ in 0..HANDOFF_BATCH {
+            match self.handoffs.try_recv() {
+                Ok(handoff) => self.on_handoff(handoff, now),
+                Err(_) => return false,
+            }
         }
+        true
     }
 
     /// A connection from an accept thread: a control session to open, or a preamble to wait for.
