@@ -148,3 +148,34 @@ impl Window {
 fn print(line: &str) {
     eprintln!("linkperf serve: {}", printable(line, MAX_LINE_CHARS));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flood_of_junk_prints_a_few_lines_and_counts_the_rest() {
+        let log = Log::new(true);
+        for _ in 0..1000 {
+            log.junk(Junk::NoPreamble, "connection from 127.0.0.1:1 closed before its preamble");
+        }
+        log.junk(Junk::Evicted, "connection from 127.0.0.1:2 closed (Evicted)");
+        let window = log.lock();
+        assert_eq!(window.junk_printed, JUNK_LINES);
+        assert_eq!(window.junk_left_out[Junk::NoPreamble as usize], 1000 - u64::from(JUNK_LINES));
+        assert_eq!(window.junk_left_out[Junk::Evicted as usize], 1);
+    }
+
+    #[test]
+    fn a_window_that_ended_starts_afresh() {
+        let log = Log::new(true);
+        for _ in 0..10 {
+            log.junk(Junk::NotLinkperf, "junk");
+        }
+        let later = log.lock().start + WINDOW;
+        log.flush(later);
+        let window = log.lock();
+        assert_eq!((window.junk_printed, window.junk_left_out), (0, [0; 5]));
+        assert_eq!(window.start, later);
+    }
+}
