@@ -117,7 +117,8 @@ impl Limits {
             datagrams,
         } = request
         else {
-            unreachable!("only called with a throughput request")
+            // Only `admit` calls this, with a throughput request; any other is `admit`'s to parse.
+            return self.admit(request);
         };
         let duration = self.duration(*duration_s, Field::Duration)?;
         let interval = interval(*interval_s, duration)?;
