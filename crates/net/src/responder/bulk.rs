@@ -6,7 +6,8 @@
 //! every stream end, the responder's report of them is complete. A sink also stops, and stores what it
 //! has, when the client asks for the report: the receiver's figure is never lost to a drain that has not
 //! finished. In an alternating test, a turn given to the upload pauses the sources, and once their data has
-//! arrived the interval thread confirms it to the client (the `drained-turns` capability).
+//! arrived the control session confirms it to the client (the `drained-turns` capability): its event loop
+//! asks [`BulkState::handover_drained`], which never blocks, at each wake-up while a handover is pending.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -24,14 +25,12 @@ use super::Shared;
 use crate::cpu::CpuClock;
 use crate::stream::{self, end::DRAIN_CAP, Ending, Origin, ReceivePlan, SendPlan, StreamOptions, Turn};
 use crate::udp_stream::{self, Coalescing, UdpStream};
-use linkperf_proto::{Message, TestRequest};
+use linkperf_proto::TestRequest;
 
 /// How often a stream asks the registry whether its test still runs.
 const LIVENESS_EVERY: Duration = Duration::from_millis(250);
 /// How long a source may have nothing accepted before it gives up.
 const STALL: Duration = Duration::from_secs(10);
-/// The shortest interval between two live interval reports: finer intervals are reported a few at a time.
-const LIVE_INTERVAL_MIN: Duration = Duration::from_millis(50);
 
 /// The shared state of one throughput test on the responder.
 #[derive(Debug)]
@@ -133,7 +132,7 @@ impl BulkState {
     }
 
     /// Gives the turn of an alternating test to `flow`. A turn given to the upload is confirmed to the
-    /// client once the download's data has arrived (by the interval thread, which owns the writes).
+    /// client once the download's data has arrived (by the control session, which owns the writes).
     pub fn give_turn(&self, flow: Flow) {
         match flow {
             Flow::Download => self.download_turn.give(),
@@ -240,16 +239,6 @@ fn source(socket: &Socket, index: u16, state: &BulkState, liveness: &mut Livenes
     }
 }
 
-/// Sends the client the confirmation of a turn given to the upload once its sources drained
-/// ([`BulkState::handover_drained`]); `false` if the control connection failed.
-fn confirm_handover(token: u32, state: &BulkState, socket: &Socket, writer: &Mutex<()>) -> bool {
-    if !state.handover_drained(Instant::now()) {
-        return true;
-    }
-    let _guard = writer.lock().unwrap_or_else(|p| p.into_inner());
-    linkperf_proto::write_frame(&mut &*socket, &Message::Turn { token, flow: Flow::Upload }).is_ok()
-}
-
 /// Sets up a UDP stream asked for by a REGISTER datagram that reached the shared socket: a socket of its
 /// own on the responder's address, connected to the client, served on a thread of its own. Repeated
 /// registrations of a stream already set up are answered by that stream's socket.
@@ -299,57 +288,6 @@ pub(crate) fn register_udp(
     });
 }
 
-/// Sends the client, as each interval ends, what the test's receiving streams read in it, until the test
-/// ends or the client asks for the report; and in an alternating test, the confirmation of each turn given
-/// to the upload ([`confirm_handover`]). Intervals start at the test's first byte on this host; intervals
-/// shorter than [`LIVE_INTERVAL_MIN`] are reported a few at a time. Writes share `writer` with the
-/// session, so that frames never interleave.
-pub(crate) fn report_intervals(token: u32, state: Arc<BulkState>, socket: Socket, writer: Arc<Mutex<()>>) {
-    let over = || state.finished.load(Ordering::Relaxed) || state.stop.load(Ordering::Relaxed);
-    // Turns are confirmed within a poll of being drained: fine polls while a handover waits, 1 ms while the
-    // directions alternate; without turns, this thread wakes rarely.
-    let poll = || match (state.handover_pending(), state.alternating) {
-        (true, _) => stream::TURN_POLL,
-        (false, true) => Duration::from_millis(1),
-        (false, false) => Duration::from_millis(10),
-    };
-    let epoch = loop {
-        if over() || !confirm_handover(token, &state, &socket, &writer) {
-            return;
-        }
-        if let Some(epoch) = state.epoch.get() {
-            break epoch;
-        }
-        std::thread::sleep(poll());
-    };
-    let requested = state.bins.interval;
-    let interval = requested
-        .saturating_mul(u32::try_from(LIVE_INTERVAL_MIN.as_nanos().div_ceil(requested.as_nanos().max(1))).unwrap_or(1));
-    let (mut reported, mut k) = (0u64, 1u32);
-    loop {
-        let Some(due) = epoch.checked_add(interval.saturating_mul(k)) else { return };
-        while Instant::now() < due {
-            if over() || !confirm_handover(token, &state, &socket, &writer) {
-                return;
-            }
-            std::thread::sleep(due.saturating_duration_since(Instant::now()).min(poll()));
-        }
-        let total = state.received.load(Ordering::Relaxed);
-        let message = Message::Interval {
-            token,
-            start_s: interval.saturating_mul(k - 1).as_secs_f64(),
-            end_s: interval.saturating_mul(k).as_secs_f64(),
-            bytes: total - reported,
-        };
-        reported = total;
-        k = k.saturating_add(1);
-        let _guard = writer.lock().unwrap_or_else(|p| p.into_inner());
-        if over() || linkperf_proto::write_frame(&mut &socket, &message).is_err() {
-            return;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,6 +325,7 @@ mod tests {
         assert!(!state.download_turn.is_mine(), "an alternating test starts with the upload");
         state.give_turn(Flow::Download);
         assert!(state.download_turn.is_mine());
+        assert!(!state.handover_pending(), "a turn given to the download needs no confirmation");
         // A source's socket holds data its peer has not read: the turn has not drained yet.
         let (source, reader) = pair();
         std::io::Write::write_all(&mut &source, &[0u8; 1000]).unwrap();
@@ -395,17 +334,12 @@ mod tests {
         assert!(!state.download_turn.is_mine());
         assert!(state.handover_pending());
         assert!(!state.handover_drained(Instant::now()), "confirmed before the data arrived");
+        assert!(state.handover_pending());
         std::io::Read::read_exact(&mut &reader, &mut [0u8; 1000]).unwrap();
-        let (control, client) = pair();
-        let writer = Mutex::new(());
-        assert!(confirm_handover(7, &state, &control, &writer));
-        let message = linkperf_proto::read_frame(&mut &client).unwrap();
-        assert_eq!(message, Message::Turn { token: 7, flow: Flow::Upload });
+        assert!(state.handover_drained(Instant::now()), "not confirmed once the data arrived");
         // Once per handover: nothing more to confirm until the next one.
         assert!(!state.handover_pending());
-        assert!(confirm_handover(7, &state, &control, &writer));
-        client.set_nonblocking(true).unwrap();
-        assert!(linkperf_proto::read_frame(&mut &client).is_err(), "a second confirmation");
+        assert!(!state.handover_drained(Instant::now()), "a second confirmation");
     }
 
     #[test]
