@@ -195,7 +195,13 @@ impl ControlClient {
     fn authenticate(&mut self, key: &[u8], challenge: &str, nonce: &str) -> Result<(), NetError> {
         self.send(&Message::Auth { proof: auth::proof(key, Side::Client, challenge, nonce) })?;
         match self.receive()? {
-            Message::AuthOk { proof } if auth::verify(key, Side::Server, challenge, nonce, &proof) => Ok(()),
+            Message::AuthOk { proof, host } if auth::verify(key, Side::Server, challenge, nonce, &proof) => {
+                // A keyed responder tells its host facts only now; an older one told them in its welcome.
+                if let Some(host) = host {
+                    self.responder = host;
+                }
+                Ok(())
+            }
             Message::AuthOk { .. } => {
                 Err(NetError::Auth("the responder could not prove it holds the shared key: wrong responder?".into()))
             }
@@ -227,16 +233,19 @@ impl ControlClient {
     }
 }
 
-/// Turns an error message from the responder into an error.
+/// Turns an error message from the responder into an error. Its text is escaped here, once, so that a
+/// hostile responder cannot print terminal escapes or forge lines on the client.
 fn reply(message: Message) -> Result<Message, NetError> {
-    match message {
-        Message::Error { code, message } => match code {
-            linkperf_proto::ErrorCode::AuthFailed => Err(NetError::Auth(format!("authentication failed: {message}"))),
-            _ => Err(NetError::Refused { code, message }),
-        },
-        message => Ok(message),
+    let Message::Error { code, message } = message else { return Ok(message) };
+    let message = linkperf_proto::printable(&message, MAX_ERROR_CHARS);
+    match code {
+        linkperf_proto::ErrorCode::AuthFailed => Err(NetError::Auth(format!("authentication failed: {message}"))),
+        _ => Err(NetError::Refused { code, message }),
     }
 }
+
+/// The most characters of a responder's error text shown to the user.
+const MAX_ERROR_CHARS: usize = 500;
 
 /// How often an interval watch checks whether to stop.
 const WATCH_TICK: Duration = Duration::from_millis(100);
@@ -284,5 +293,5 @@ impl<W: std::io::Write> WritePreamble for W {
 }
 
 fn unexpected(expected: &str, got: &Message) -> NetError {
-    NetError::Protocol(linkperf_proto::ProtoError::Malformed(format!("expected {expected}, got {got:?}")))
+    NetError::Protocol(linkperf_proto::ProtoError::Malformed(format!("expected {expected}, got {}", got.kind())))
 }

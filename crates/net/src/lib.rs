@@ -33,7 +33,7 @@ pub mod under_load;
 pub use control::ControlClient;
 pub use error::NetError;
 pub use observer::{NoProgress, Observer};
-pub use responder::{Responder, ResponderConfig, ResponderHandle};
+pub use responder::{Budgets, Responder, ResponderConfig, ResponderHandle};
 pub use target::Target;
 
 /// Name and version sent in hellos, e.g. `linkperf 0.1.0`.

@@ -58,6 +58,10 @@ pub enum Message {
     AuthOk {
         /// HMAC-SHA256 proof, hex, or empty.
         proof: String,
+        /// The responder's host facts, which a keyed responder discloses only once the client proved it
+        /// holds the key (its `welcome` then carries empty ones). Absent from older responders.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<HostFacts>,
     },
     /// The client asks for a test.
     TestRequest(TestRequest),
@@ -113,6 +117,26 @@ pub enum Message {
         /// Human-readable explanation, lowercase, with a hint where one helps.
         message: String,
     },
+}
+
+impl Message {
+    /// The message's `type` tag, for logs and errors (never the peer's text).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Message::Hello { .. } => "hello",
+            Message::Welcome { .. } => "welcome",
+            Message::Auth { .. } => "auth",
+            Message::AuthOk { .. } => "auth_ok",
+            Message::TestRequest(_) => "test_request",
+            Message::TestAccepted { .. } => "test_accepted",
+            Message::ReportRequest { .. } => "report_request",
+            Message::Report { .. } => "report",
+            Message::Interval { .. } => "interval",
+            Message::Turn { .. } => "turn",
+            Message::TestDone { .. } => "test_done",
+            Message::Error { .. } => "error",
+        }
+    }
 }
 
 /// What a client asks the responder to serve.

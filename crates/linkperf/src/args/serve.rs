@@ -14,6 +14,21 @@ pub const LONG_ABOUT: &str = "Run a responder: serves latency and connect tests 
 /// Examples shown after the options in `--help`.
 const EXAMPLES: &str = "Examples:\n  linkperf serve                              all addresses, port 5250\n  linkperf serve --bind 198.18.0.2 --port 6000\n  linkperf serve --unix /run/linkperf.sock    also serve local (IPC) clients\n  linkperf serve --key-file /etc/linkperf.key require clients to hold the same key\n  linkperf serve --serial /dev/ttyS1 --baud 115200   echo a serial line (the far end of --proto serial)";
 
+/// The default `--max-rate`: a responder left running must not become a fast UDP source for anyone who
+/// reaches it. Higher rates are one flag away on a lab responder.
+pub const DEFAULT_MAX_RATE: &str = "1G";
+
+/// `--max-rate`: a rate in bits per second, or no limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaxRate(pub Option<f64>);
+
+fn max_rate(text: &str) -> Result<MaxRate, String> {
+    match text {
+        "none" | "unlimited" => Ok(MaxRate(None)),
+        rate => value::bit_rate(rate).map(|r| MaxRate(Some(r))),
+    }
+}
+
 /// Arguments of `linkperf serve`.
 #[derive(Debug, Clone, Args)]
 #[command(after_help = EXAMPLES)]
@@ -39,10 +54,15 @@ pub struct ServeArgs {
     /// Largest message served.
     #[arg(long, default_value = "16M", value_parser = value::size)]
     pub max_size: u64,
-    /// Highest UDP throughput rate served per test, all streams together (e.g. 100M); unpaced UDP tests are
-    /// then refused.
-    #[arg(long, value_parser = value::bit_rate)]
-    pub max_rate: Option<f64>,
+    /// Highest UDP throughput rate served per test, all streams together (e.g. 100M, or `none` for no
+    /// limit). It bounds what the responder sends: its streams of an unpaced test are paced at it, and an
+    /// unpaced burst is served up to one second's worth of it.
+    #[arg(long, default_value = DEFAULT_MAX_RATE, value_parser = max_rate)]
+    pub max_rate: MaxRate,
+    /// Serve `--wait spin` (a busy-polling core per data connection, for the whole test); without it such
+    /// requests are refused.
+    #[arg(long)]
+    pub allow_spin: bool,
     /// Do not log sessions.
     #[arg(short, long)]
     pub quiet: bool,

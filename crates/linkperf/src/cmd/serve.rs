@@ -17,9 +17,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let key = args.key_file.as_deref().map(read_key).transpose()?;
     let limits = Limits {
         max_sessions: args.max_sessions,
-        max_duration_s: args.max_duration.as_secs_f64(),
+        max_duration: args.max_duration,
         max_message_bytes: args.max_size,
-        max_udp_rate_bps: args.max_rate,
+        max_udp_rate_bps: args.max_rate.0,
+        allow_spin: args.allow_spin,
         ..Limits::default()
     };
     let config = ResponderConfig {
@@ -28,6 +29,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         key: key.clone(),
         limits,
         log: !args.quiet,
+        ..ResponderConfig::default()
     };
     let responder = Responder::bind(config)?;
     if !args.quiet {

@@ -52,6 +52,10 @@ pub mod wire {
         bytes
     }
 
+    /// A hello's nonce: the protocol asks for 8 to 128 hex digits (a shorter one ends the session at once,
+    /// before any attack could begin).
+    pub const NONCE: &str = "00112233445566778899aabbccddeeff";
+
     /// A client's hello, claiming `hostname`.
     pub fn hello(hostname: &str, nonce: &str) -> Value {
         json!({
@@ -153,7 +157,7 @@ impl Peer {
 
     /// Greets (and authenticates with `key`, when the responder asks); returns the welcome.
     pub fn handshake(&mut self, hostname: &str, key: Option<&[u8]>) -> std::io::Result<Value> {
-        let nonce = "00112233445566778899aabbccddeeff";
+        let nonce = wire::NONCE;
         self.send(&wire::hello(hostname, nonce))?;
         let welcome = self.recv(Duration::from_secs(10))?;
         assert_eq!(welcome["type"], "welcome", "{welcome}");

@@ -6,7 +6,8 @@
 //! every stream end, the responder's report of them is complete. A sink also stops, and stores what it
 //! has, when the client asks for the report: the receiver's figure is never lost to a drain that has not
 //! finished. In an alternating test, a turn given to the upload pauses the sources, and once their data has
-//! arrived the interval thread confirms it to the client (the `drained-turns` capability).
+//! arrived the control session confirms it to the client (the `drained-turns` capability): its event loop
+//! asks [`BulkState::handover_drained`], which never blocks, at each wake-up while a handover is pending.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -24,14 +25,12 @@ use super::Shared;
 use crate::cpu::CpuClock;
 use crate::stream::{self, end::DRAIN_CAP, Ending, Origin, ReceivePlan, SendPlan, StreamOptions, Turn};
 use crate::udp_stream::{self, Coalescing, UdpStream};
-use linkperf_proto::{Message, TestRequest};
+use linkperf_proto::TestRequest;
 
 /// How often a stream asks the registry whether its test still runs.
 const LIVENESS_EVERY: Duration = Duration::from_millis(250);
 /// How long a source may have nothing accepted before it gives up.
 const STALL: Duration = Duration::from_secs(10);
-/// The shortest interval between two live interval reports: finer intervals are reported a few at a time.
-const LIVE_INTERVAL_MIN: Duration = Duration::from_millis(50);
 
 /// The shared state of one throughput test on the responder.
 #[derive(Debug)]
@@ -68,8 +67,8 @@ pub(crate) struct BulkState {
     pub download_turn: Turn,
     /// Whether the directions alternate.
     pub alternating: bool,
-    /// Set when the turn passes to the upload: the interval thread confirms once the sources drained.
-    pub handover: AtomicBool,
+    /// When the turn passed to the upload, until that handover is confirmed (the sources drained).
+    pub handover: Mutex<Option<Instant>>,
     /// The sources' sockets (duplicates), whose queues a handover drains.
     pub sources: Mutex<Vec<Socket>>,
     /// Payload bytes read so far by the test's receiving streams, for the per-interval reports.
@@ -120,7 +119,7 @@ impl BulkState {
             counters: crate::counters::CounterWatch::start(local),
             download_turn: Turn::new(!alternating),
             alternating,
-            handover: AtomicBool::new(false),
+            handover: Mutex::new(None),
             sources: Mutex::new(Vec::new()),
             received: AtomicU64::new(0),
             finished: AtomicBool::new(false),
@@ -133,15 +132,36 @@ impl BulkState {
     }
 
     /// Gives the turn of an alternating test to `flow`. A turn given to the upload is confirmed to the
-    /// client once the download's data has arrived (by the interval thread, which owns the writes).
+    /// client once the download's data has arrived (by the control session, which owns the writes).
     pub fn give_turn(&self, flow: Flow) {
         match flow {
             Flow::Download => self.download_turn.give(),
             Flow::Upload => {
                 self.download_turn.take();
-                self.handover.store(true, Ordering::SeqCst);
+                *self.handover.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
             }
         }
+    }
+
+    /// Without blocking: whether a turn given to the upload can now be confirmed to the client, because
+    /// every source's data has arrived (or the drain's bound, [`DRAIN_CAP`], has passed). `true` once per
+    /// handover; the caller then sends `Message::Turn { token, flow: Flow::Upload }`. An event loop calls
+    /// it at each poll, a few times a millisecond while a handover is pending.
+    pub fn handover_drained(&self, now: Instant) -> bool {
+        let mut handover = self.handover.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(since) = *handover else { return false };
+        let sources = self.sources.lock().unwrap_or_else(|p| p.into_inner());
+        let sockets: Vec<&Socket> = sources.iter().collect();
+        if self.download_turn.is_drained(&sockets) || now.saturating_duration_since(since) >= DRAIN_CAP {
+            *handover = None;
+            return true;
+        }
+        false
+    }
+
+    /// Whether a turn given to the upload waits for its confirmation.
+    pub fn handover_pending(&self) -> bool {
+        self.handover.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
     fn store(&self, record: StreamRecord) {
@@ -219,26 +239,6 @@ fn source(socket: &Socket, index: u16, state: &BulkState, liveness: &mut Livenes
     }
 }
 
-/// Confirms a turn given to the upload once every source's data has arrived (or the drain's bound passed,
-/// or the test ended), by sending the client `Turn { upload }`.
-fn confirm_handover(token: u32, state: &BulkState, socket: &Socket, writer: &Mutex<()>) -> bool {
-    if !state.handover.swap(false, Ordering::SeqCst) {
-        return true;
-    }
-    let sources: Vec<Socket> =
-        state.sources.lock().unwrap_or_else(|p| p.into_inner()).iter().filter_map(|s| s.try_clone().ok()).collect();
-    let sources: Vec<&Socket> = sources.iter().collect();
-    // In slices, so that a test released meanwhile does not hold this thread for the whole bound.
-    let deadline = Instant::now() + DRAIN_CAP;
-    while state.download_turn.wait_drained(&sources, (Instant::now() + LIVENESS_EVERY).min(deadline)).is_none() {
-        if Instant::now() >= deadline || state.finished.load(Ordering::Relaxed) || state.stop.load(Ordering::Relaxed) {
-            break;
-        }
-    }
-    let _guard = writer.lock().unwrap_or_else(|p| p.into_inner());
-    linkperf_proto::write_frame(&mut &*socket, &Message::Turn { token, flow: Flow::Upload }).is_ok()
-}
-
 /// Sets up a UDP stream asked for by a REGISTER datagram that reached the shared socket: a socket of its
 /// own on the responder's address, connected to the client, served on a thread of its own. Repeated
 /// registrations of a stream already set up are answered by that stream's socket.
@@ -288,54 +288,6 @@ pub(crate) fn register_udp(
     });
 }
 
-/// Sends the client, as each interval ends, what the test's receiving streams read in it, until the test
-/// ends or the client asks for the report; and in an alternating test, the confirmation of each turn given
-/// to the upload ([`confirm_handover`]). Intervals start at the test's first byte on this host; intervals
-/// shorter than [`LIVE_INTERVAL_MIN`] are reported a few at a time. Writes share `writer` with the
-/// session, so that frames never interleave.
-pub(crate) fn report_intervals(token: u32, state: Arc<BulkState>, socket: Socket, writer: Arc<Mutex<()>>) {
-    let over = || state.finished.load(Ordering::Relaxed) || state.stop.load(Ordering::Relaxed);
-    // Turns are confirmed within a poll of being drained; without turns, this thread wakes rarely.
-    let poll = if state.alternating { stream::TURN_POLL * 5 } else { Duration::from_millis(10) };
-    let epoch = loop {
-        if over() || !confirm_handover(token, &state, &socket, &writer) {
-            return;
-        }
-        if let Some(epoch) = state.epoch.get() {
-            break epoch;
-        }
-        std::thread::sleep(poll);
-    };
-    let requested = state.bins.interval;
-    let interval = requested
-        .saturating_mul(u32::try_from(LIVE_INTERVAL_MIN.as_nanos().div_ceil(requested.as_nanos().max(1))).unwrap_or(1));
-    let (mut reported, mut k) = (0u64, 1u32);
-    loop {
-        let Some(due) = epoch.checked_add(interval.saturating_mul(k)) else { return };
-        while Instant::now() < due {
-            if over() || !confirm_handover(token, &state, &socket, &writer) {
-                return;
-            }
-            std::thread::sleep(
-                (due - Instant::now()).min(poll.max(Duration::from_millis(1))).min(Duration::from_millis(50)),
-            );
-        }
-        let total = state.received.load(Ordering::Relaxed);
-        let message = Message::Interval {
-            token,
-            start_s: interval.saturating_mul(k - 1).as_secs_f64(),
-            end_s: interval.saturating_mul(k).as_secs_f64(),
-            bytes: total - reported,
-        };
-        reported = total;
-        k = k.saturating_add(1);
-        let _guard = writer.lock().unwrap_or_else(|p| p.into_inner());
-        if over() || linkperf_proto::write_frame(&mut &socket, &message).is_err() {
-            return;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,27 +325,32 @@ mod tests {
         assert!(!state.download_turn.is_mine(), "an alternating test starts with the upload");
         state.give_turn(Flow::Download);
         assert!(state.download_turn.is_mine());
+        assert!(!state.handover_pending(), "a turn given to the download needs no confirmation");
         // A source's socket holds data its peer has not read: the turn has not drained yet.
         let (source, reader) = pair();
         std::io::Write::write_all(&mut &source, &[0u8; 1000]).unwrap();
         state.sources.lock().unwrap().push(source.try_clone().unwrap());
         state.give_turn(Flow::Upload);
         assert!(!state.download_turn.is_mine());
-        let (control, client) = pair();
-        let writer = Mutex::new(());
-        std::thread::scope(|scope| {
-            let confirming = scope.spawn(|| confirm_handover(7, &state, &control, &writer));
-            std::thread::sleep(Duration::from_millis(50));
-            assert!(!confirming.is_finished(), "confirmed before the data arrived");
-            std::io::Read::read_exact(&mut &reader, &mut [0u8; 1000]).unwrap();
-            assert!(confirming.join().unwrap());
-        });
-        let message = linkperf_proto::read_frame(&mut &client).unwrap();
-        assert_eq!(message, Message::Turn { token: 7, flow: Flow::Upload });
-        // Nothing more to confirm until the next handover.
-        assert!(confirm_handover(7, &state, &control, &writer));
-        client.set_nonblocking(true).unwrap();
-        assert!(linkperf_proto::read_frame(&mut &client).is_err(), "a second confirmation");
+        assert!(state.handover_pending());
+        assert!(!state.handover_drained(Instant::now()), "confirmed before the data arrived");
+        assert!(state.handover_pending());
+        std::io::Read::read_exact(&mut &reader, &mut [0u8; 1000]).unwrap();
+        assert!(state.handover_drained(Instant::now()), "not confirmed once the data arrived");
+        // Once per handover: nothing more to confirm until the next one.
+        assert!(!state.handover_pending());
+        assert!(!state.handover_drained(Instant::now()), "a second confirmation");
+    }
+
+    #[test]
+    fn a_handover_that_cannot_drain_is_confirmed_after_the_drain_bound() {
+        let state = alternating_state();
+        let (source, _never_read) = pair();
+        std::io::Write::write_all(&mut &source, &[0u8; 1000]).unwrap();
+        state.sources.lock().unwrap().push(source);
+        state.give_turn(Flow::Upload);
+        assert!(!state.handover_drained(Instant::now()));
+        assert!(state.handover_drained(Instant::now() + DRAIN_CAP), "the client is not kept waiting forever");
     }
 
     #[test]

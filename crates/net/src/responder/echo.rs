@@ -1,5 +1,6 @@
-//! The data side of the responder: reading each connection's preamble, echoing stream bytes and UDP
-//! datagrams of running tests, and answering connection probes.
+//! The data side of the responder: admitting data connections and probes whose preamble the event loop
+//! read, echoing stream bytes (on a thread per connection, from the data-path budget) and UDP datagrams
+//! of running tests, and answering connection probes.
 //!
 //! Echo is message-level, as in every request/response benchmark: a stream data connection announces its
 //! message size after the preamble, and the responder returns each message only once all of it has arrived,
@@ -7,107 +8,66 @@
 //! datagram is a whole message by nature.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::UdpSocket;
-use std::sync::Arc;
+use std::net::{IpAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use linkperf_core::{Proto, WaitMode};
-use linkperf_proto::{
-    ErrorCode, Message, Preamble, ProbeHeader, ProtoError, Role, StreamHeader, MESSAGE_SIZE_BYTES, PREAMBLE_BYTES,
-};
+use linkperf_proto::{ProbeHeader, StreamHeader, MESSAGE_SIZE_BYTES};
 use socket2::Socket;
 
-use super::registry::TestKind;
+use super::registry::{canonical, NotAdmitted, TestEntry, TestKind};
 use super::Shared;
 
-/// How long the accept thread waits for a preamble before handing the connection to a thread of its own.
-const INLINE_PREAMBLE_WAIT: Duration = Duration::from_millis(20);
-/// How long any connection may take to send its preamble.
-const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a data connection may take to send its data header after its preamble.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often idle data threads check that their test is still running.
 const LIVENESS_TICK: Duration = Duration::from_millis(250);
 
-/// Reads a new connection's preamble and serves it. Runs on the accept thread: well-behaved clients send
-/// their preamble with the connection, so it is usually read at once; a slow one is moved to a thread.
-pub(super) fn dispatch(socket: Socket, peer: String, shared: &Arc<Shared>) {
-    let mut bytes = [0u8; PREAMBLE_BYTES];
-    let _ = socket.set_read_timeout(Some(INLINE_PREAMBLE_WAIT));
-    let filled = read_some(&socket, &mut bytes, 0);
-    if filled == PREAMBLE_BYTES {
-        return route(socket, peer, &bytes, shared);
-    }
-    let shared = shared.clone();
-    let _ = super::spawn_named("preamble", move || {
-        let _ = socket.set_read_timeout(Some(PREAMBLE_TIMEOUT));
-        if read_some(&socket, &mut bytes, filled) == PREAMBLE_BYTES {
-            route(socket, peer, &bytes, &shared);
-        } else {
-            log(&shared, &format!("connection from {peer} sent no preamble; closed"));
-        }
-    });
-}
-
-/// Fills `bytes` from `filled` on, until full, closed, failed or timed out; returns how many are filled.
-fn read_some(mut socket: &Socket, bytes: &mut [u8], mut filled: usize) -> usize {
-    while filled < bytes.len() {
-        match socket.read(&mut bytes[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
-    }
-    filled
-}
-
-fn route(socket: Socket, peer: String, bytes: &[u8; PREAMBLE_BYTES], shared: &Arc<Shared>) {
-    let proto = if socket.local_addr().ok().and_then(|a| a.as_socket()).is_some() { Proto::Tcp } else { Proto::Unix };
-    match Preamble::decode(bytes) {
-        Ok(Preamble { role: Role::Control, .. }) => {
-            let shared = shared.clone();
-            let _ = super::spawn_named("session", move || super::session::run(socket, peer, &shared));
-        }
-        Ok(Preamble { role: Role::ConnectProbe, token, .. }) => answer_probe(&socket, token, proto, shared),
-        Ok(Preamble { role: Role::Data, token, .. }) => {
-            let shared = shared.clone();
-            let _ = super::spawn_named("echo", move || echo_stream(socket, token, proto, &shared));
-        }
-        Err(e @ ProtoError::VersionMismatch { .. }) => {
-            log(shared, &format!("connection from {peer}: {e}; closed"));
-            let message = Message::Error {
-                code: ErrorCode::VersionMismatch,
-                message: format!("{e}: run the same linkperf version on both ends"),
-            };
-            let _ = linkperf_proto::write_frame(&mut &socket, &message);
-        }
-        Err(e) => log(shared, &format!("connection from {peer}: {e}; closed")),
-    }
-}
-
-fn answer_probe(mut socket: &Socket, token: u32, proto: Proto, shared: &Shared) {
-    match shared.registry.attach_stream(token, proto, Instant::now(), None) {
-        Ok(entry) if entry.kind == TestKind::ConnectProbe => {
+/// Answers a connection probe of a running connect test from the test's own address with one byte; the
+/// caller then closes the connection (its closing is the rest of the answer).
+pub(super) fn answer_probe(
+    mut socket: &Socket,
+    token: u32,
+    proto: Proto,
+    from: Option<IpAddr>,
+    shared: &Shared,
+) -> Result<(), NotAdmitted> {
+    match shared.registry.attach_from(token, proto, Instant::now(), None, from)? {
+        entry if entry.kind == TestKind::ConnectProbe => {
             let _ = socket.write_all(&[1]);
+            Ok(())
         }
-        _ => {}
+        _ => Err(NotAdmitted::UnknownToken),
     }
-    // Dropping the socket closes it: the probe's response is this one byte.
 }
 
-fn echo_stream(socket: Socket, token: u32, proto: Proto, shared: &Shared) {
-    serve_data(&socket, token, proto, shared);
+/// Admits a data connection of a running test from the test's own address, holding a data path of the
+/// budget; `serve_data` then serves it on a thread of its own.
+pub(super) fn admit_data(
+    socket: &Socket,
+    token: u32,
+    proto: Proto,
+    from: Option<IpAddr>,
+    shared: &Shared,
+) -> Result<TestEntry, NotAdmitted> {
+    match shared.registry.attach_from(token, proto, Instant::now(), Some(socket), from)? {
+        entry if entry.kind != TestKind::ConnectProbe => Ok(entry),
+        _ => Err(NotAdmitted::UnknownToken),
+    }
+}
+
+/// Serves an admitted data connection until it ends, then shuts it down.
+pub(super) fn serve_data(socket: Socket, entry: TestEntry, token: u32, proto: Proto, shared: &Shared) {
+    serve_admitted(&socket, &entry, token, proto, shared);
     // The registry holds a duplicate of this socket (to cut it when the test is released), so dropping ours
     // would not close the connection: shut it down explicitly.
     let _ = socket.shutdown(std::net::Shutdown::Both);
 }
 
 /// Serves a data connection by its test's kind: echo for latency, sink or source for throughput.
-fn serve_data(socket: &Socket, token: u32, proto: Proto, shared: &Shared) {
-    let entry = match shared.registry.attach_stream(token, proto, Instant::now(), Some(socket)) {
-        Ok(entry) if entry.kind != TestKind::ConnectProbe => entry,
-        _ => return,
-    };
-    let _ = socket.set_read_timeout(Some(PREAMBLE_TIMEOUT));
+fn serve_admitted(socket: &Socket, entry: &TestEntry, token: u32, proto: Proto, shared: &Shared) {
+    let _ = socket.set_nonblocking(false);
+    let _ = socket.set_read_timeout(Some(HEADER_TIMEOUT));
     let mut header = [0u8; MESSAGE_SIZE_BYTES];
     if read_some(socket, &mut header, 0) != MESSAGE_SIZE_BYTES {
         return;
@@ -124,6 +84,19 @@ fn serve_data(socket: &Socket, token: u32, proto: Proto, shared: &Shared) {
         return;
     }
     let _ = echo_messages(socket, size as usize, entry.wait, live);
+}
+
+/// Fills `bytes` from `filled` on, until full, closed, failed or timed out; returns how many are filled.
+fn read_some(mut socket: &Socket, bytes: &mut [u8], mut filled: usize) -> usize {
+    while filled < bytes.len() {
+        match socket.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    filled
 }
 
 /// Returns each message of `size` bytes once all of it has arrived, until the client closes, the test ends
@@ -207,12 +180,16 @@ pub(super) fn serve_udp(socket: UdpSocket, shared: &std::sync::Arc<Shared>) {
             Ok((n, peer)) => {
                 let datagram = &buffer[..n];
                 if let Some((probe, header)) = crate::udp_stream::registration(datagram) {
-                    if let Ok(local) = socket.local_addr() {
+                    // Only the control session's own address may set up a stream: a spoofed registration
+                    // would make the responder send a download to a third address.
+                    let from_owner = shared.registry.admits_from(probe.token, Some(peer.ip()));
+                    if let (true, Ok(local)) = (from_owner, socket.local_addr()) {
                         super::bulk::register_udp(local, peer, probe.token, header, shared);
                     }
                     continue;
                 }
-                let admitted = ProbeHeader::read_from(datagram).is_some_and(|h| admitted_token.admits(h.token, shared));
+                let admitted = ProbeHeader::read_from(datagram)
+                    .is_some_and(|h| admitted_token.admits(h.token, canonical(peer.ip()), shared));
                 if admitted {
                     let _ = socket.send_to(datagram, peer);
                 }
@@ -230,25 +207,28 @@ pub(super) fn serve_udp(socket: UdpSocket, shared: &std::sync::Arc<Shared>) {
     }
 }
 
-/// The last token found live, so that a stream of datagrams of one test does not take the registry's lock
-/// and read the clock for each one. It is checked again every `RECHECK_EVERY` datagrams and whenever a
-/// blocking receive times out, so a released token is echoed at most that many more times.
+/// The last token and sender found live, so that a stream of datagrams of one test does not take the
+/// registry's lock and read the clock for each one. It is checked again every `RECHECK_EVERY` datagrams
+/// and whenever a blocking receive times out, so a released token is echoed at most that many more times;
+/// a datagram from any other address is checked against the registry, which echoes only to the address
+/// of the control session that owns the token.
 #[derive(Default)]
 struct AdmittedToken {
-    token: Option<u32>,
+    admitted: Option<(u32, IpAddr)>,
     uses: u32,
 }
 
 impl AdmittedToken {
     const RECHECK_EVERY: u32 = 256;
 
-    fn admits(&mut self, token: u32, shared: &Shared) -> bool {
-        if self.token == Some(token) && self.uses < Self::RECHECK_EVERY {
+    fn admits(&mut self, token: u32, from: IpAddr, shared: &Shared) -> bool {
+        if self.admitted == Some((token, from)) && self.uses < Self::RECHECK_EVERY {
             self.uses += 1;
             return true;
         }
-        let live = shared.registry.is_live(token, Proto::Udp, Instant::now());
-        *self = AdmittedToken { token: live.then_some(token), uses: 0 };
+        let live = shared.registry.is_live(token, Proto::Udp, Instant::now())
+            && shared.registry.admits_from(token, Some(from));
+        *self = AdmittedToken { admitted: live.then_some((token, from)), uses: 0 };
         live
     }
 }
@@ -267,8 +247,7 @@ pub(super) fn is_timeout(e: &std::io::Error) -> bool {
     matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
 }
 
+/// A line in the responder's log (escaped and rate-limited there).
 pub(super) fn log(shared: &Shared, line: &str) {
-    if shared.config.log {
-        eprintln!("linkperf serve: {line}");
-    }
+    shared.log.session(line);
 }

@@ -1,23 +1,31 @@
 //! `Responder`: the server side of every test, serving many clients at once.
 //!
 //! One TCP listener and one UDP socket share a port (so one firewall opening suffices), and an optional
-//! Unix-domain listener serves local clients. Every connection opens with a preamble naming its role: control
-//! sessions and data connections get a thread each; connection probes are answered on the accept thread
-//! itself, so that connection-establishment latency does not include a thread start. Every read has a
-//! timeout, and a session's tests are released when it ends however it ends.
+//! Unix-domain listener serves local clients. Every connection opens with a preamble naming its role. An
+//! accept thread per listener (`accept`) answers connection probes and starts data connections whose
+//! preamble came with them; one event loop (`event_loop`) waits for every other preamble and serves every
+//! control session (the protocol's rules are `linkperf_proto::session`'s); data connections of running
+//! tests get a thread each, drawn from the data-path budget (`registry`); one thread echoes UDP. Every deadline is
+//! the loop's, and a session's tests are released when it ends however it ends.
+//!
+//! docs/security.md says what an unauthenticated peer can and cannot make a responder do.
 
+mod accept;
 mod bulk;
 
 mod echo;
+mod event_loop;
+mod gate;
+mod log;
 mod registry;
 mod session;
+
+pub use registry::Budgets;
 
 use std::net::{Ipv6Addr, SocketAddr, TcpListener, UdpSocket};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
-use std::time::Duration;
 
 use linkperf_proto::Limits;
 use socket2::{Domain, Protocol, Socket, Type};
@@ -36,8 +44,14 @@ pub struct ResponderConfig {
     pub key: Option<Vec<u8>>,
     /// What the responder will serve.
     pub limits: Limits,
-    /// Print one line per session on stderr.
+    /// Print one line per session on stderr (escaped, rate-limited).
     pub log: bool,
+    /// Data paths and buffer memory of all tests together.
+    pub budgets: Budgets,
+    /// Most connections not yet authenticated, in total.
+    pub unauthenticated: usize,
+    /// Most connections not yet authenticated from one IP address.
+    pub unauthenticated_per_address: usize,
 }
 
 impl Default for ResponderConfig {
@@ -48,6 +62,9 @@ impl Default for ResponderConfig {
             key: None,
             limits: Limits::default(),
             log: false,
+            budgets: Budgets::default(),
+            unauthenticated: 1024,
+            unauthenticated_per_address: 256,
         }
     }
 }
@@ -59,8 +76,7 @@ pub const DEFAULT_PORT: u16 = 5250;
 pub(crate) struct Shared {
     pub config: ResponderConfig,
     pub registry: Registry,
-    pub active_sessions: AtomicU32,
-    pub next_session: AtomicU64,
+    pub log: log::Log,
 }
 
 /// A bound responder, ready to serve.
@@ -104,12 +120,8 @@ impl Responder {
     pub fn bind(config: ResponderConfig) -> Result<Self, NetError> {
         let (tcp, udp) = bind_inet(config.bind)?;
         let unix = config.unix.as_deref().map(bind_unix).transpose()?;
-        let shared = Shared {
-            config,
-            registry: Registry::default(),
-            active_sessions: AtomicU32::new(0),
-            next_session: AtomicU64::new(1),
-        };
+        raise_descriptor_limit();
+        let shared = Shared { registry: Registry::new(config.budgets), log: log::Log::new(config.log), config };
         Ok(Self { tcp, udp, unix, shared: Arc::new(shared) })
     }
 
@@ -126,15 +138,19 @@ impl Responder {
             let shared = shared.clone();
             move || echo::serve_udp(udp, &shared)
         })?;
+        let starting = |e| NetError::io("starting the responder's event loop", e);
+        let (to_loop, handoffs) = std::sync::mpsc::channel();
+        let (waker, wakes) = std::os::unix::net::UnixStream::pair().map_err(starting)?;
+        waker.set_nonblocking(true).map_err(starting)?;
+        let control = event_loop::EventLoop::new(shared.clone(), handoffs, wakes).map_err(starting)?;
+        spawn_named("control", move || control.run())?;
         if let Some(unix) = unix {
-            let shared = shared.clone();
+            let (shared, to_loop, waker) = (shared.clone(), to_loop.clone(), waker.try_clone().map_err(starting)?);
             spawn_named("unix-accept", move || {
-                accept_loop(|| unix.accept().map(|(s, _)| (Socket::from(s), "unix".into())), &shared)
+                accept::accept_loop(accept::Listener::Unix(unix), shared, to_loop, waker)
             })?;
         }
-        spawn_named("tcp-accept", move || {
-            accept_loop(|| tcp.accept().map(|(s, peer)| (tcp_socket(s), peer.to_string())), &shared)
-        })?;
+        spawn_named("tcp-accept", move || accept::accept_loop(accept::Listener::Tcp(tcp), shared, to_loop, waker))?;
         Ok(handle)
     }
 
@@ -147,26 +163,13 @@ impl Responder {
     }
 }
 
-fn tcp_socket(stream: std::net::TcpStream) -> Socket {
-    // Echo replies must leave at once; a failure here only costs latency, so it is not fatal.
-    let _ = stream.set_nodelay(true);
-    Socket::from(stream)
-}
-
-fn accept_loop<F>(mut accept: F, shared: &Arc<Shared>)
-where
-    F: FnMut() -> std::io::Result<(Socket, String)>,
-{
-    loop {
-        match accept() {
-            Ok((socket, peer)) => echo::dispatch(socket, peer, shared),
-            Err(e) => {
-                // Out of descriptors or a transient failure: pause rather than spin, and go on serving.
-                if shared.config.log {
-                    eprintln!("linkperf serve: accept failed: {e}");
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
+/// Raises the soft limit on open descriptors to the hard one: every connection, pending or served, holds
+/// one, and the caps above are sized for more than the usual soft limit of 1024.
+fn raise_descriptor_limit() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        if soft < hard {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
         }
     }
 }

@@ -1,278 +1,468 @@
-//! One control session on the responder: greeting, authentication, test requests, and clean-up however
-//! the session ends. Logs one line when it ends.
+//! `ControlConn`: one control connection in the event loop, the I/O around a `proto` session.
+//!
+//! The rules of the session (deadlines, caps, bounds, the order of messages) live in
+//! `linkperf_proto::session`; this file only moves bytes between the socket and the session, carries out
+//! the session's actions on the registry (start, turn, report, release), and writes the interval reports
+//! of its throughput tests as they fall due and the confirmations of their turns once drained. It never blocks: reads and writes are non-blocking, and what
+//! the socket does not take yet waits in an output buffer of bounded size.
 
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::IpAddr;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use linkperf_proto::auth::{self, Side};
-use linkperf_proto::{read_frame, write_frame, ErrorCode, Message, ProtoError, TestRequest};
+use linkperf_core::throughput::Flow;
+use linkperf_core::HostFacts;
+use linkperf_proto::session::{Action, Answer, ControlSession, Session};
+use linkperf_proto::{Budget, Ending, Message, PlannedTest, Refusal, TestPlan};
 use socket2::Socket;
 
 use super::bulk::BulkState;
-use super::echo::log;
-use super::registry::{TestEntry, TestKind};
+use super::registry::{canonical, TestEntry, TestKind};
 use super::Shared;
-use crate::host::host_facts_for;
+use crate::stream;
 
-/// How long a client may take to greet and authenticate.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// How often the session wakes to check its tests' deadlines.
-const TICK: Duration = Duration::from_secs(1);
-/// A session with no running test and no message for this long is closed.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a report waits for streams whose connections are still closing.
 const REPORT_WAIT: Duration = Duration::from_secs(3);
-/// Grace beyond the responder's maximum duration before a test's traffic is cut.
-const DEADLINE_GRACE: Duration = Duration::from_secs(2);
+/// How often a waiting report checks for its streams' records.
+const REPORT_POLL: Duration = Duration::from_millis(5);
+/// How often an interval report checks whether its test's first byte has come.
+const EPOCH_POLL: Duration = Duration::from_millis(10);
+/// The shortest span of one live interval report: finer intervals are reported a few at a time.
+const LIVE_INTERVAL_MIN: Duration = Duration::from_millis(50);
+/// The most bytes waiting to be sent to a client that does not read (a report may be 16 MiB).
+const MAX_OUTPUT_BYTES: usize = 40 << 20;
+/// The most bytes read from one connection per readiness event, so that one busy peer cannot starve others.
+const READ_PER_EVENT: usize = 256 << 10;
 
-/// Why a session ended, for its log line.
-type Ending = String;
-
-/// Serves one control connection until it closes, then releases everything it held.
-pub(super) fn run(socket: Socket, peer: String, shared: &Shared) {
-    let id = shared.next_session.fetch_add(1, Ordering::Relaxed);
-    let started = Instant::now();
-    let active = shared.active_sessions.fetch_add(1, Ordering::SeqCst) + 1;
-    let _release = Release { shared, id };
-    let mut session =
-        Session { id, socket, shared, tests: 0, client: String::from("?"), writer: Arc::new(Mutex::new(())) };
-    let ending = if active > shared.config.limits.max_sessions {
-        session.refuse(
-            ErrorCode::OverLimit,
-            &format!(
-                "the responder serves at most {} sessions at once; try again later",
-                shared.config.limits.max_sessions
-            ),
-        )
-    } else {
-        session.serve()
-    };
-    log(
-        shared,
-        &format!(
-            "session {id} from {peer} ({}): {} tests, {:.1} s, {ending}",
-            session.client,
-            session.tests,
-            started.elapsed().as_secs_f64()
-        ),
-    );
+/// What a connection's peer is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Peer {
+    /// A TCP peer.
+    Inet(std::net::SocketAddr),
+    /// A Unix-domain peer.
+    Unix,
 }
 
-/// Releases a session's tests and its place in the session count when the session ends, even by a panic.
-struct Release<'a> {
-    shared: &'a Shared,
-    id: u64,
-}
-
-impl Drop for Release<'_> {
-    fn drop(&mut self) {
-        self.shared.registry.release_session(self.id);
-        self.shared.active_sessions.fetch_sub(1, Ordering::SeqCst);
+impl Peer {
+    /// The peer's IP address, as the registry binds tokens to it (`None` over Unix sockets).
+    pub fn ip(self) -> Option<IpAddr> {
+        match self {
+            Peer::Inet(address) => Some(canonical(address.ip())),
+            Peer::Unix => None,
+        }
     }
 }
 
-struct Session<'a> {
-    id: u64,
-    socket: Socket,
-    shared: &'a Shared,
-    tests: u32,
+impl std::fmt::Display for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Peer::Inet(address) => write!(f, "{address}"),
+            Peer::Unix => write!(f, "unix"),
+        }
+    }
+}
+
+/// A throughput test's interval reports and turn confirmations, written by its session (the only writer of
+/// the control socket, so frames never interleave). The k-th report is due k report intervals after the
+/// test's first byte here; a turn given to the upload is confirmed once the stream state says its sources
+/// drained ([`BulkState::handover_drained`], which never blocks).
+struct IntervalClock {
+    state: Arc<BulkState>,
+    /// The test's interval, or a whole multiple of it of at least [`LIVE_INTERVAL_MIN`].
+    interval: Duration,
+    next: u32,
+    reported: u64,
+}
+
+impl IntervalClock {
+    fn new(state: Arc<BulkState>) -> Self {
+        let requested = state.bins.interval.max(Duration::from_nanos(1));
+        let times = LIVE_INTERVAL_MIN.as_nanos().div_ceil(requested.as_nanos());
+        let interval = requested.saturating_mul(u32::try_from(times).unwrap_or(u32::MAX));
+        Self { state, interval, next: 1, reported: 0 }
+    }
+
+    /// The frames due by `now` (interval reports, a turn confirmation), and when to look again (`None`: the
+    /// test is over, or its report was asked for).
+    fn poll(&mut self, token: u32, now: Instant, due: &mut Vec<Message>) -> Option<Instant> {
+        let state = &self.state;
+        if state.finished.load(Ordering::Relaxed) || state.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        if state.handover_drained(now) {
+            due.push(Message::Turn { token, flow: Flow::Upload });
+        }
+        let next = match state.epoch.get() {
+            None => now + EPOCH_POLL,
+            Some(epoch) => loop {
+                let at = stream::later(epoch, self.interval.saturating_mul(self.next));
+                if at > now {
+                    break at;
+                }
+                let total = state.received.load(Ordering::Relaxed);
+                due.push(Message::Interval {
+                    token,
+                    start_s: self.interval.saturating_mul(self.next - 1).as_secs_f64(),
+                    end_s: self.interval.saturating_mul(self.next).as_secs_f64(),
+                    bytes: total.saturating_sub(self.reported),
+                });
+                self.reported = total;
+                match self.next.checked_add(1) {
+                    Some(next) => self.next = next,
+                    None => break now + EPOCH_POLL.max(self.interval),
+                }
+            },
+        };
+        // While a handover waits for its drain, look often: the confirmation ends the client's turnaround.
+        Some(if state.handover_pending() { next.min(now + stream::TURN_POLL) } else { next })
+    }
+}
+
+/// A control connection being served.
+pub(super) struct ControlConn {
+    pub id: u64,
+    pub socket: Socket,
+    pub peer: Peer,
+    pub session: ControlSession,
+    pub opened: Instant,
+    /// Bytes the socket has not taken yet.
+    output: Vec<u8>,
+    /// The client's name, for the log.
     client: String,
-    /// Held while writing a frame: interval reports are written from threads of their own.
-    writer: Arc<Mutex<()>>,
+    /// Whether the session holds one of the responder's session slots.
+    pub admitted: bool,
+    /// Interval reports of open throughput tests, by token.
+    clocks: HashMap<u32, IntervalClock>,
+    /// A report being gathered: its token and the latest time to send it.
+    report: Option<(u32, Instant)>,
+    /// The next wake-up of the intervals and the report.
+    wake: Option<Instant>,
 }
 
-impl Session<'_> {
-    fn serve(&mut self) -> Ending {
-        if let Err(ending) = self.handshake() {
-            return ending;
-        }
-        self.serve_requests()
-    }
-
-    fn handshake(&mut self) -> Result<(), Ending> {
-        let _ = self.socket.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
-        let client_nonce = match self.receive()? {
-            Message::Hello { host, nonce, .. } => {
-                self.client = host.hostname;
-                nonce
-            }
-            _ => return Err(self.refuse(ErrorCode::Malformed, "expected hello")),
-        };
-        let challenge = self.shared.config.key.as_ref().map(|_| auth::nonce_from(&crate::random_bytes()));
-        let welcome = Message::Welcome {
-            software: crate::software(),
-            host: host_facts_for(self.socket.local_addr().ok().and_then(|a| a.as_socket())),
-            challenge: challenge.clone(),
-            capabilities: linkperf_proto::CAPABILITIES.iter().map(|c| c.to_string()).collect(),
-        };
-        self.send(&welcome)?;
-        match (&self.shared.config.key, challenge) {
-            (Some(key), Some(challenge)) => self.authenticate(key, &challenge, &client_nonce),
-            _ => Ok(()),
+impl ControlConn {
+    /// A connection whose control preamble has been read.
+    pub fn new(id: u64, socket: Socket, peer: Peer, session: ControlSession, opened: Instant) -> Self {
+        Self {
+            id,
+            socket,
+            peer,
+            session,
+            opened,
+            output: Vec::new(),
+            client: String::from("?"),
+            admitted: false,
+            clocks: HashMap::new(),
+            report: None,
+            wake: None,
         }
     }
 
-    fn authenticate(&mut self, key: &[u8], challenge: &str, client_nonce: &str) -> Result<(), Ending> {
-        match self.receive()? {
-            Message::Auth { proof } if auth::verify(key, Side::Client, challenge, client_nonce, &proof) => {
-                self.send(&Message::AuthOk { proof: auth::proof(key, Side::Server, challenge, client_nonce) })
+    /// Reads what the socket holds into the session.
+    pub fn on_readable(&mut self, now: Instant) {
+        let mut chunk = [0u8; 16 * 1024];
+        let mut read = 0;
+        while read < READ_PER_EVENT && !self.session.is_closed() {
+            match (&self.socket).read(&mut chunk) {
+                Ok(0) => return self.session.handle_close(now),
+                Ok(n) => {
+                    read += n;
+                    self.session.handle_input(now, &chunk[..n]);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) => return self.session.close(Ending::ConnectionLost(e.kind())),
             }
-            Message::Auth { .. } => {
-                Err(self.refuse(ErrorCode::AuthFailed, "wrong key: use the same --key-file as the responder"))
-            }
-            _ => Err(self.refuse(ErrorCode::AuthFailed, "this responder requires a shared key (--key-file)")),
         }
     }
 
-    fn serve_requests(&mut self) -> Ending {
-        let _ = self.socket.set_read_timeout(Some(TICK));
-        let mut last_message = Instant::now();
+    /// A deadline of the session, an interval report or a waiting report may have come.
+    pub fn on_timer(&mut self, now: Instant, shared: &Shared) {
+        if self.session.poll_timeout().is_some_and(|t| t <= now) {
+            self.session.handle_timeout(now);
+        }
+        self.poll_reports(now, shared);
+    }
+
+    /// Carries out the session's actions and sends what it has to send. The slot count is the loop's:
+    /// `grant` answers an `Admit`. Returns the ending once the session has ended.
+    pub fn drive(&mut self, now: Instant, shared: &Shared, grant: &mut dyn FnMut() -> bool) -> Option<Ending> {
+        let mut ending = None;
         loop {
-            match read_frame(&mut &self.socket) {
-                Ok(message) => {
-                    last_message = Instant::now();
-                    if let Err(ending) = self.handle(message) {
-                        return ending;
-                    }
+            while let Some(action) = self.session.poll_action() {
+                if let Some(why) = self.act(action, now, shared, grant) {
+                    ending = Some(why);
                 }
-                Err(e) if e.is_timeout() => {
-                    if let Some(ending) = self.check_time(last_message) {
-                        return ending;
-                    }
-                }
-                Err(ProtoError::Closed) => return "closed by client".into(),
-                Err(e) => return self.refuse_bad_frame(&e),
+            }
+            let waiting = self.report.is_some();
+            self.poll_reports(now, shared);
+            // A report sent lets the session go on with input it held: its actions follow.
+            if !(waiting && self.report.is_none()) {
+                break;
             }
         }
+        self.flush();
+        if ending.is_none() && self.output.len() > MAX_OUTPUT_BYTES {
+            self.session.close(Ending::ConnectionLost(ErrorKind::WouldBlock));
+            return self.drive(now, shared, grant);
+        }
+        if ending.is_none() && self.session.is_closed() {
+            // Closed by a write failure inside `flush`: its actions are pending.
+            return self.drive(now, shared, grant);
+        }
+        ending
     }
 
-    fn handle(&mut self, message: Message) -> Result<(), Ending> {
-        match message {
-            Message::TestRequest(request) => self.start_test(request),
-            Message::ReportRequest { token } => self.report(token),
-            Message::Turn { token, flow } => {
-                if let Some((state, _)) = self.shared.registry.bulk(self.id, token) {
+    fn act(
+        &mut self,
+        action: Action,
+        now: Instant,
+        shared: &Shared,
+        grant: &mut dyn FnMut() -> bool,
+    ) -> Option<Ending> {
+        match action {
+            Action::Admit { client } => {
+                self.client = linkperf_proto::printable(&client, 64);
+                let answer = if grant() {
+                    self.admitted = true;
+                    let local = self.socket.local_addr().ok().and_then(|a| a.as_socket());
+                    Answer::Admitted { host: host_facts(local) }
+                } else {
+                    let limit = u64::from(shared.config.limits.max_sessions);
+                    Answer::Refused(Refusal::BudgetSpent { budget: Budget::Sessions, limit })
+                };
+                self.session.answer(now, answer);
+            }
+            Action::StartTest { plan, deadline } => {
+                let token = self.start(&plan, deadline, shared);
+                self.session.answer(now, Answer::TestStarted { token });
+            }
+            Action::Report { token } => self.begin_report(token, now, shared),
+            Action::Turn { token, flow } => {
+                // A turn given to the upload is confirmed by `poll_reports` once the sources drained.
+                if let Some((state, _)) = shared.registry.bulk(self.id, token) {
                     state.give_turn(flow);
                 }
-                Ok(())
             }
-            Message::TestDone { token } => {
-                self.shared.registry.release(self.id, token);
-                Ok(())
+            Action::Release { token } => {
+                self.clocks.remove(&token);
+                shared.registry.release(self.id, token);
             }
-            other => Err(self.refuse(ErrorCode::Malformed, &format!("unexpected message {other:?}"))),
+            Action::Close { ending } => {
+                shared.registry.release_session(self.id);
+                return Some(ending);
+            }
+        }
+        None
+    }
+
+    /// When the loop must call `on_timer` next.
+    pub fn next_wake(&self) -> Option<Instant> {
+        match (self.session.poll_timeout(), self.wake) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
-    fn start_test(&mut self, request: TestRequest) -> Result<(), Ending> {
-        if let Err(reason) = self.shared.config.limits.check(&request) {
-            return self.send(&Message::Error { code: ErrorCode::OverLimit, message: reason });
+    /// Whether output waits for the socket to take it.
+    pub fn wants_write(&self) -> bool {
+        !self.output.is_empty()
+    }
+
+    /// Writes what the socket takes now.
+    pub fn flush(&mut self) {
+        while let Some(frame) = self.session.poll_transmit() {
+            self.output.extend_from_slice(&frame);
         }
-        let max_duration = Duration::from_secs_f64(self.shared.config.limits.max_duration_s);
-        let deadline = Instant::now() + max_duration + DEADLINE_GRACE;
-        let entry = match request.clone() {
-            TestRequest::Latency { proto, connections, wait, max_message_bytes, .. } => TestEntry {
-                session: self.id,
-                proto,
-                kind: TestKind::Echo,
-                wait,
-                deadline,
-                max_streams: connections,
-                streams: 0,
-                max_message_bytes,
-                bulk: None,
-            },
-            TestRequest::Throughput { proto, connections, write_bytes, .. } => TestEntry {
-                session: self.id,
-                proto,
-                kind: TestKind::Throughput,
-                wait: linkperf_core::WaitMode::Block,
-                deadline,
-                max_streams: connections,
-                streams: 0,
-                max_message_bytes: write_bytes,
-                bulk: BulkState::for_request(&request, self.socket.local_addr().ok().and_then(|a| a.as_socket()))
-                    .map(std::sync::Arc::new),
-            },
-            TestRequest::Connect { proto, .. } => TestEntry {
-                session: self.id,
-                proto,
-                kind: TestKind::ConnectProbe,
-                wait: linkperf_core::WaitMode::Block,
-                deadline,
-                max_streams: u32::MAX,
-                streams: 0,
-                max_message_bytes: 0,
-                bulk: None,
-            },
+        let mut written = 0;
+        while written < self.output.len() {
+            match (&self.socket).write(&self.output[written..]) {
+                Ok(0) => break,
+                Ok(n) => written += n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => {
+                    self.output.clear();
+                    return self.session.close(Ending::ConnectionLost(e.kind()));
+                }
+            }
+        }
+        self.output.drain(..written);
+    }
+
+    /// The session's log line, once it has ended.
+    pub fn log_line(&self, ending: &Ending) -> String {
+        format!(
+            "session {} from {} ({}): {} tests, {:.1} s, {ending}",
+            self.id,
+            self.peer,
+            self.client,
+            self.session.tests(),
+            self.opened.elapsed().as_secs_f64()
+        )
+    }
+
+    fn start(&mut self, plan: &TestPlan, deadline: Instant, shared: &Shared) -> u32 {
+        let kind = match plan.test {
+            PlannedTest::Latency { .. } => TestKind::Echo,
+            PlannedTest::Connect => TestKind::ConnectProbe,
+            PlannedTest::Throughput(_) => TestKind::Throughput,
         };
-        let bulk = entry.bulk.clone();
-        let token = self.shared.registry.register(entry);
-        self.tests += 1;
-        self.send(&Message::TestAccepted { token })?;
-        if let (Some(state), Ok(socket)) = (bulk, self.socket.try_clone()) {
-            let writer = self.writer.clone();
-            let _ =
-                super::spawn_named("intervals", move || super::bulk::report_intervals(token, state, socket, writer));
-        }
-        Ok(())
-    }
-
-    /// Sends the records of a throughput test's streams, waiting briefly for streams still finishing.
-    fn report(&mut self, token: u32) -> Result<(), Ending> {
-        let Some((state, admitted)) = self.shared.registry.bulk(self.id, token) else {
-            return Err(self.refuse(ErrorCode::Malformed, &format!("no throughput test with token {token:08x}")));
+        let local = self.socket.local_addr().ok().and_then(|a| a.as_socket());
+        let bulk = BulkState::for_request(&plan.to_request(), local).map(Arc::new);
+        let entry = TestEntry {
+            session: self.id,
+            proto: plan.proto,
+            kind,
+            wait: plan.wait(),
+            deadline,
+            max_streams: if kind == TestKind::ConnectProbe { u32::MAX } else { plan.connections },
+            streams: 0,
+            max_message_bytes: plan.message_bytes(),
+            bulk: bulk.clone(),
+            peer: self.peer.ip(),
         };
-        state.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let deadline = Instant::now() + REPORT_WAIT;
-        let mut streams = state.records();
-        while streams.len() < admitted as usize && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-            streams = state.records();
+        let token = shared.registry.register(entry);
+        if let Some(state) = bulk {
+            self.clocks.insert(token, IntervalClock::new(state));
         }
-        self.send(&Message::Report { streams, counters: Some(state.counters.delta()) })
+        token
     }
 
-    fn check_time(&mut self, last_message: Instant) -> Option<Ending> {
-        let now = Instant::now();
-        if self.shared.registry.session_overran(self.id, now) {
-            let limit = self.shared.config.limits.max_duration_s;
-            return Some(self.refuse(
-                ErrorCode::OverLimit,
-                &format!("the test ran past this responder's limit of {limit:.0} s (serve --max-duration)"),
-            ));
+    fn begin_report(&mut self, token: u32, now: Instant, shared: &Shared) {
+        if let Some((state, _)) = shared.registry.bulk(self.id, token) {
+            state.stop.store(true, Ordering::Relaxed);
         }
-        let idle = now.duration_since(last_message);
-        (idle > IDLE_TIMEOUT && idle > Duration::from_secs_f64(self.shared.config.limits.max_duration_s))
-            .then(|| self.refuse(ErrorCode::OverLimit, "the session was idle too long"))
+        self.report = Some((token, now + REPORT_WAIT));
     }
 
-    fn receive(&mut self) -> Result<Message, Ending> {
-        match read_frame(&mut &self.socket) {
-            Ok(message) => Ok(message),
-            Err(ProtoError::Closed) => Err("closed by client during the handshake".into()),
-            Err(e) if e.is_timeout() => Err("no handshake in time".into()),
-            Err(e) => Err(self.refuse_bad_frame(&e)),
+    /// Sends interval reports and turn confirmations that are due, and the waiting report once its streams are in (or its wait is
+    /// over); sets the next wake-up for both.
+    fn poll_reports(&mut self, now: Instant, shared: &Shared) {
+        let mut wake: Option<Instant> = None;
+        let mut due = Vec::new();
+        self.clocks.retain(|token, clock| match clock.poll(*token, now, &mut due) {
+            Some(next) => {
+                wake = Some(wake.map_or(next, |w| w.min(next)));
+                true
+            }
+            None => false,
+        });
+        for message in &due {
+            self.session.notify(message);
         }
+        if let Some((token, until)) = self.report {
+            let ready = shared.registry.bulk(self.id, token);
+            let complete = ready.as_ref().is_none_or(|(state, admitted)| state.records().len() >= *admitted as usize);
+            if complete || now >= until {
+                self.report = None;
+                let (streams, counters) = match ready {
+                    Some((state, _)) => (state.records(), Some(state.counters.delta())),
+                    None => (Vec::new(), None),
+                };
+                self.session.answer(now, Answer::Report { streams, counters });
+            } else {
+                let next = now + REPORT_POLL;
+                wake = Some(wake.map_or(next, |w| w.min(next)));
+            }
+        }
+        self.wake = wake;
     }
+}
 
-    fn send(&mut self, message: &Message) -> Result<(), Ending> {
-        let _guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        write_frame(&mut &self.socket, message).map_err(|e| format!("could not reply: {e}"))
-    }
+/// The responder's host facts for a session reaching it at `local`, read once per local address.
+fn host_facts(local: Option<std::net::SocketAddr>) -> HostFacts {
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<Option<IpAddr>, HostFacts>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+    cache.entry(local.map(|a| a.ip())).or_insert_with(|| crate::host::host_facts_for(local)).clone()
+}
 
-    fn refuse_bad_frame(&mut self, error: &ProtoError) -> Ending {
-        let code = match error {
-            ProtoError::Oversized(_) => ErrorCode::Oversized,
-            _ => ErrorCode::Malformed,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use linkperf_core::Proto;
+    use linkperf_proto::TestRequest;
+
+    fn state(interval_s: f64, alternating: bool) -> Arc<BulkState> {
+        let request = TestRequest::Throughput {
+            proto: Proto::Tcp,
+            connections: 1,
+            write_bytes: 4096,
+            duration_s: 10.0,
+            interval_s,
+            buffer_bytes: None,
+            congestion: None,
+            discard: false,
+            rate_bps: None,
+            gso: false,
+            batch: 1,
+            alternating,
+            datagrams: None,
         };
-        self.refuse(code, &error.to_string())
+        Arc::new(BulkState::for_request(&request, None).expect("a throughput request"))
     }
 
-    /// Sends an error the client will print, and ends the session with it.
-    fn refuse(&mut self, code: ErrorCode, message: &str) -> Ending {
-        let _ = self.send(&Message::Error { code, message: message.to_string() });
-        format!("refused: {message}")
+    fn pair() -> (Socket, Socket) {
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        (Socket::from(a), Socket::from(b))
+    }
+
+    #[test]
+    fn interval_reports_fall_due_from_the_first_byte() {
+        let state = state(0.1, false);
+        let mut clock = IntervalClock::new(state.clone());
+        let (t0, mut due) = (Instant::now(), Vec::new());
+        assert_eq!(clock.poll(7, t0, &mut due), Some(t0 + EPOCH_POLL), "no first byte yet");
+        assert!(due.is_empty());
+        state.epoch.since(t0);
+        state.received.fetch_add(1000, Ordering::Relaxed);
+        let next = clock.poll(7, t0 + Duration::from_millis(250), &mut due);
+        assert_eq!(next, Some(t0 + Duration::from_millis(300)));
+        assert_eq!(
+            due,
+            [
+                Message::Interval { token: 7, start_s: 0.0, end_s: 0.1, bytes: 1000 },
+                Message::Interval { token: 7, start_s: 0.1, end_s: 0.2, bytes: 0 },
+            ]
+        );
+        state.stop.store(true, Ordering::Relaxed);
+        assert_eq!(clock.poll(7, t0 + Duration::from_secs(1), &mut due), None, "asked for the report");
+    }
+
+    #[test]
+    fn intervals_finer_than_the_live_minimum_are_reported_a_few_at_a_time() {
+        let state = state(0.001, false);
+        let mut clock = IntervalClock::new(state.clone());
+        let t0 = Instant::now();
+        state.epoch.since(t0);
+        let mut due = Vec::new();
+        let next = clock.poll(7, t0 + Duration::from_millis(120), &mut due);
+        assert_eq!(due.len(), 2, "{due:?}");
+        assert_eq!(next, Some(t0 + 3 * LIVE_INTERVAL_MIN));
+    }
+
+    #[test]
+    fn a_turn_given_to_the_upload_is_confirmed_once_only_after_its_sources_drained() {
+        let state = state(0.1, true);
+        let mut clock = IntervalClock::new(state.clone());
+        state.give_turn(Flow::Download);
+        let (source, reader) = pair();
+        std::io::Write::write_all(&mut &source, &[0u8; 1000]).unwrap();
+        state.sources.lock().unwrap().push(source);
+        state.give_turn(Flow::Upload);
+        let (now, mut due) = (Instant::now(), Vec::new());
+        let next = clock.poll(7, now, &mut due);
+        assert!(due.is_empty(), "confirmed before the data arrived: {due:?}");
+        assert_eq!(next, Some(now + stream::TURN_POLL), "a pending handover is looked at often");
+        std::io::Read::read_exact(&mut &reader, &mut [0u8; 1000]).unwrap();
+        let next = clock.poll(7, now, &mut due);
+        assert_eq!(due, [Message::Turn { token: 7, flow: Flow::Upload }]);
+        assert_eq!(next, Some(now + EPOCH_POLL), "nothing pending: back to the slow poll");
+        clock.poll(7, now, &mut due);
+        assert_eq!(due.len(), 1, "a second confirmation: {due:?}");
     }
 }

@@ -39,6 +39,13 @@ pub const TICK: Duration = Duration::from_millis(250);
 /// turn's end then leaves at most this much (beyond what is in flight) to drain into the next turn.
 pub const TURN_NOTSENT_BYTES: u32 = 16 * 1024;
 
+/// `at` + `by`, or a century after `at` if that overflows the clock: durations that come from a request are
+/// bounded by its limits, but an instant computed from one must never panic.
+pub fn later(at: Instant, by: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    at.checked_add(by.min(CENTURY)).unwrap_or(at)
+}
+
 /// The clock of one host's streams of a test: its origin is the first instant any of them moved a byte (or
 /// an instant set beforehand), and every meter of that host counts from it.
 #[derive(Debug, Default)]

@@ -42,8 +42,9 @@ pub fn send(socket: &Socket, plan: &SendPlan, shared: Shared, mut stop: impl FnM
     if let Err(e) = socket.set_write_timeout(Some(tick)) {
         return Outcome { record: meter.finish(None), ending: Ending::Failed(e) };
     }
+    // The shared clock starts at the first byte moved (not at this sender's start): a sender waiting for its
+    // turn must not start the clock of the host's receivers before their data comes.
     let started = Instant::now();
-    let _ = shared.origin.since(started);
     let (mut last_progress, mut inside) = (started, false);
     let ending = loop {
         let now = Instant::now();

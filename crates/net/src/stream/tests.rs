@@ -126,3 +126,10 @@ impl WriteAll for &Socket {
         std::io::Write::write_all(&mut self, bytes).unwrap();
     }
 }
+
+#[test]
+fn an_instant_far_in_the_future_does_not_panic() {
+    let now = Instant::now();
+    assert_eq!(later(now, Duration::from_secs(1)), now + Duration::from_secs(1));
+    assert!(later(now, Duration::MAX) > now + Duration::from_secs(3600 * 24 * 365));
+}

@@ -74,14 +74,20 @@ impl Turn {
         }
     }
 
+    /// After [`Turn::take`]: whether no sender is inside a write and every socket of `sockets` has nothing
+    /// queued (the turn's data has arrived). Does not block.
+    pub fn is_drained(&self, sockets: &[&Socket]) -> bool {
+        self.writing.load(Ordering::SeqCst) == 0
+            && sockets.iter().all(|s| crate::tcp_info::queued_bytes(s).unwrap_or(0) == 0)
+    }
+
     /// After [`Turn::take`]: waits until no sender is inside a write and every socket of `sockets` has
     /// nothing queued, until `deadline`. Returns how long that took (the turnaround), or `None` if the
     /// deadline came first.
     pub fn wait_drained(&self, sockets: &[&Socket], deadline: Instant) -> Option<Duration> {
         let started = Instant::now();
         loop {
-            let idle = self.writing.load(Ordering::SeqCst) == 0;
-            if idle && sockets.iter().all(|s| crate::tcp_info::queued_bytes(s).unwrap_or(0) == 0) {
+            if self.is_drained(sockets) {
                 return Some(started.elapsed());
             }
             if Instant::now() >= deadline {

@@ -276,8 +276,10 @@ fn run_tcp(
             };
             // The responder's sender drains for at most DRAIN_CAP after its duration; nothing is awaited
             // beyond that, so a trickle cannot hold the run.
-            let deadline =
-                context.sending.get().unwrap_or_else(Instant::now) + trial.duration() + DRAIN_CAP + STALL_TIMEOUT;
+            let deadline = stream::later(
+                context.sending.get().unwrap_or_else(Instant::now),
+                trial.duration().saturating_add(DRAIN_CAP + STALL_TIMEOUT),
+            );
             let shared = Shared { origin: context.receiving, moved: Some(context.downloaded), turn: None };
             stream::receive(socket, &plan, shared, |now| {
                 by_user = ticker.tick(now);

@@ -103,7 +103,7 @@ impl Turns<'_> {
 /// Gives the turns until the test's duration has passed, and returns them; the last turn is drained too,
 /// and no turn is given after it (the senders stop at their duration).
 pub(super) fn give_turns(mut turns: Turns) -> Vec<(Flow, TurnSample)> {
-    let end = turns.epoch + turns.duration;
+    let end = crate::stream::later(turns.epoch, turns.duration);
     let mut samples = Vec::new();
     let mut flow = Flow::Upload;
     let mut start = Instant::now();
@@ -117,7 +117,7 @@ pub(super) fn give_turns(mut turns: Turns) -> Vec<(Flow, TurnSample)> {
                 }
             }
         }
-        crate::clock::wait_until((start + turns.interval).min(end));
+        crate::clock::wait_until(crate::stream::later(start, turns.interval).min(end));
         let wrote = start.elapsed();
         let turnaround = match flow {
             Flow::Upload => turns.end_upload(wrote, before),
