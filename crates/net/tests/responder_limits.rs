@@ -78,8 +78,7 @@ fn a_flood_of_silent_connections_does_not_keep_a_client_out() {
 #[test]
 fn a_session_slot_is_taken_only_after_authentication() {
     let key = b"a key of the test".to_vec();
-    let mut limits = linkperf_proto::Limits::default();
-    limits.max_sessions = 1;
+    let limits = linkperf_proto::Limits { max_sessions: 1, ..Default::default() };
     let responder = start(ResponderConfig { key: Some(key.clone()), limits, ..Default::default() });
     // Five peers greet and never prove the key: they hold no slot.
     let hello = {
@@ -114,8 +113,7 @@ fn a_session_slot_is_taken_only_after_authentication() {
 
 #[test]
 fn a_full_responder_makes_room_by_closing_the_session_idle_the_longest() {
-    let mut limits = linkperf_proto::Limits::default();
-    limits.max_sessions = 2;
+    let limits = linkperf_proto::Limits { max_sessions: 2, ..Default::default() };
     let responder = start(ResponderConfig { limits, ..Default::default() });
     let mut idle = session(&responder, None).unwrap();
     let mut busy = session(&responder, None).unwrap();
