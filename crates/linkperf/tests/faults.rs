@@ -256,8 +256,15 @@ fn ctrl_c_stops_a_rate_search_with_the_best_rate_so_far() {
         .unwrap()
         .iter()
         .filter(|t| t["complete"] == true && t["udp"]["lost"] == 0)
-        .map(|t| (t["udp"]["offered_bps"].as_f64().unwrap(), t["sender_bps"].as_f64().unwrap_or(0.0)))
+        .filter_map(|t| Some((t["udp"]["offered_bps"].as_f64()?, t["sender_bps"].as_f64().unwrap_or(0.0))))
         .collect();
+    // Whether a trial passed before the signal depends on the loopback receiver keeping up with an unpaced
+    // sender (it may lose datagrams at 16 Gbit/s); the invariant holds either way: the result is the best
+    // rate that passed, and no rate when none did.
+    if passed.is_empty() {
+        assert!(found["rate_bps"].is_null(), "no trial passed, yet a rate: {found}");
+        return;
+    }
     let rate = found["rate_bps"].as_f64().unwrap();
     assert!(passed.iter().any(|&(offered, sent)| rate == offered || rate == sent), "{found}");
     assert!(passed.iter().all(|&(offered, sent)| sent < offered * 0.999 || rate >= offered), "{found}");
