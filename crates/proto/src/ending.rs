@@ -88,6 +88,9 @@ impl Ending {
             Ending::AuthFailed(_) => ErrorCode::AuthFailed,
             Ending::Refused(refusal) => refusal.code(),
             Ending::Violation(Violation::Oversized(_)) => ErrorCode::Oversized,
+            // Well-formed requests sent faster than they are answered spend a budget (of pending input):
+            // over a limit, not malformed.
+            Ending::Violation(Violation::TooMuchInput) => ErrorCode::OverLimit,
             Ending::Violation(_) => ErrorCode::Malformed,
         };
         let text = match self {

@@ -295,6 +295,7 @@ fn a_peer_piling_up_input_while_a_reply_is_pending_is_cut_off() {
     let junk = vec![0u8; MAX_PENDING_INPUT + 1];
     session.handle_input(t0, &junk);
     assert_eq!(ending(&mut session), Some(Ending::Violation(Violation::TooMuchInput)));
+    assert_eq!(Ending::Violation(Violation::TooMuchInput).error().map(|(code, _)| code), Some(ErrorCode::OverLimit));
 }
 
 #[test]
