@@ -57,18 +57,23 @@ pub fn metrics(run: &RunResult) -> Vec<Metric> {
         out.extend(throughput_metrics(&format!("{test} {proto} {}", throughput_subject(s)), s));
     }
     for r in &run.rate_search {
-        let size = r.frame_bytes.map_or(format!("{} B payload", r.payload_bytes), |f| format!("{f} B frame"));
+        let size = datagram_subject(r.frame_bytes, r.payload_bytes);
         if let Some(rate) = r.rate_bps {
             out.push(single(format!("{test} udp {size}"), "zero-loss rate", "Mbit/s", rate / 1e6, true));
         }
     }
     for b in &run.bursts {
-        let size = b.frame_bytes.map_or(format!("{} B payload", b.payload_bytes), |f| format!("{f} B frame"));
+        let size = datagram_subject(b.frame_bytes, b.payload_bytes);
         if let Some(typ) = b.typ {
             out.push(single(format!("{test} udp {size}"), "longest burst (typ)", "datagrams", typ as f64, true));
         }
     }
     out
+}
+
+/// The size of a search's datagrams: `1518 B frame` when sizes were given as frames, else `1472 B payload`.
+pub(crate) fn datagram_subject(frame_bytes: Option<u64>, payload_bytes: u64) -> String {
+    frame_bytes.map_or(format!("{payload_bytes} B payload"), |f| format!("{f} B frame"))
 }
 
 /// A size for people: `64 B`, `1 KiB`, `1 MiB`, `1500 B`.
@@ -87,7 +92,7 @@ fn single(subject: String, name: &str, unit: &'static str, value: f64, higher_is
     Metric { subject, name: name.into(), unit, value, higher_is_better, samples: Samples::None }
 }
 
-fn series_subject(s: &Series) -> String {
+pub(crate) fn series_subject(s: &Series) -> String {
     let mut subject = match (s.gap_s, s.size_bytes) {
         (Some(gap), _) => format!("after {gap} s idle"),
         (None, Some(size)) => size_text(size),
@@ -117,7 +122,7 @@ fn series_metrics(subject: &str, s: &Series) -> Vec<Metric> {
     ]
 }
 
-fn throughput_subject(s: &ThroughputSeries) -> String {
+pub(crate) fn throughput_subject(s: &ThroughputSeries) -> String {
     let phase = match s.phase.flows().len() {
         1 => String::new(),
         _ => format!("{} ", s.phase.name()),
@@ -248,6 +253,9 @@ pub struct Row {
     pub name: String,
     /// Its unit.
     pub unit: &'static str,
+    /// Whether a larger value is better.
+    #[serde(skip)]
+    pub higher_is_better: bool,
     /// Its value in each run (`None`: that run has no such figure).
     pub values: Vec<Option<f64>>,
     /// The difference of each run to the baseline (`None` for the baseline itself, or a missing value).
@@ -267,6 +275,7 @@ pub fn compare(runs: &[&RunResult], baseline: usize) -> Vec<Row> {
                     subject: metric.subject.clone(),
                     name: metric.name.clone(),
                     unit: metric.unit,
+                    higher_is_better: metric.higher_is_better,
                     values: vec![None; runs.len()],
                     deltas: vec![None; runs.len()],
                 });

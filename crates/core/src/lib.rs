@@ -10,6 +10,7 @@ pub mod datasheet;
 pub mod delay_trend;
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;
+pub mod gate;
 pub mod histogram;
 pub mod host_facts;
 pub mod link_model;

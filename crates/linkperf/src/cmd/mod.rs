@@ -44,6 +44,7 @@ pub struct Prepared {
     recorder: Option<Recorder>,
     labels: Vec<String>,
     format: linkperf_report::Format,
+    gates: Vec<linkperf_core::gate::Condition>,
 }
 
 impl Prepared {
@@ -75,6 +76,7 @@ impl Prepared {
             recorder,
             labels: output.store.labels.clone(),
             format: output.format(),
+            gates: output.fail_if.clone(),
         })
     }
 
@@ -138,6 +140,13 @@ impl Prepared {
                 code = ExitCode::from(crate::exit::FAILURE);
             }
             _ => {}
+        }
+        let failed = linkperf_core::gate::check(&self.gates, &result);
+        for failure in &failed {
+            eprintln!("gate failed: {}", crate::output::safe_value(&failure.to_string()));
+        }
+        if !failed.is_empty() && code == ExitCode::SUCCESS {
+            code = ExitCode::from(crate::exit::GATE);
         }
         Ok(code)
     }

@@ -222,7 +222,14 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         rendered = crate::output::safe_text(&rendered).into_bytes();
     }
     std::io::stdout().lock().write_all(&rendered)?;
-    Ok(ExitCode::SUCCESS)
+    if !args.fail_if_worse {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let worse = linkperf_core::gate::regressions(&rows, baseline, args.by);
+    for regression in &worse {
+        eprintln!("worse: {}", crate::output::safe_value(&regression.to_string()));
+    }
+    Ok(if worse.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(crate::exit::GATE) })
 }
 
 /// `linkperf report ID...`: one HTML page (and SVG charts) of runs, overlaid.
