@@ -10,6 +10,11 @@ pub struct OutputArgs {
     /// Print the result as JSON (the versioned schema of docs/json-schema.md).
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
+    /// Print newline-delimited JSON as the run goes: one object per phase, interval and finished series as
+    /// it is measured, then the result document (docs/json-schema.md, "Streaming"), for dashboards and
+    /// pipelines that follow a long test.
+    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    pub json_stream: bool,
     /// Print the result as CSV, one row per series.
     #[arg(long)]
     pub csv: bool,
