@@ -316,8 +316,10 @@ impl LossAttribution {
         let sending = sender_drops
             + sender.udp_sndbuf_errors
             + sender.interface.as_ref().map_or(0, |i| i.tx_dropped + i.tx_errors);
-        let interface = receiver.interface.as_ref().map_or(0, |i| i.rx_dropped + i.rx_fifo + i.rx_errors)
-            + receiver.softnet_dropped;
+        // The kernel's view of the interface (`/proc/net/dev`) and the driver's own drop counters often count
+        // the same packets: the larger of the two, never their sum.
+        let kernel = receiver.interface.as_ref().map_or(0, |i| i.rx_dropped + i.rx_fifo + i.rx_errors);
+        let interface = kernel.max(receiver.nic_receive_drops()) + receiver.softnet_dropped;
         let sending_host = take(sending);
         let receiver_socket_buffer = take(receiver.udp_rcvbuf_errors);
         let receiving_interface = take(interface);
@@ -384,6 +386,17 @@ mod tests {
         // A sender that saw 64 datagrams of its GSO batches dropped by its own host: all of them there.
         let batched = LossAttribution::split(70, 64, &sender, &HostCounters::default());
         assert_eq!(batched, LossAttribution { sending_host: 66, path: 4, ..LossAttribution::default() });
+    }
+
+    #[test]
+    fn driver_drops_and_kernel_drops_are_not_counted_twice() {
+        let mut receiver = crate::counters::HostCounters {
+            interface: Some(crate::counters::InterfaceCounters { rx_dropped: 30, ..Default::default() }),
+            ..crate::counters::HostCounters::default()
+        };
+        receiver.nic.push(crate::counters::NicCounter { name: "rx_missed_errors".into(), value: 40 });
+        let split = LossAttribution::split(100, 0, &crate::counters::HostCounters::default(), &receiver);
+        assert_eq!((split.receiving_interface, split.path), (40, 60), "the larger of 30 and 40");
     }
 
     #[test]
