@@ -171,7 +171,8 @@ mod tests {
     #[test]
     fn a_delta_keeps_the_driver_counters_that_changed() {
         let before = nic(&[("peer_ifindex", 7), ("rx_pause", 10), ("rx_queue_0_drops", 3), ("tx_bytes", 100)]);
-        let after = nic(&[("peer_ifindex", 7), ("rx_pause", 14), ("rx_queue_0_drops", 3), ("tx_bytes", 90), ("new", 5)]);
+        let after =
+            nic(&[("peer_ifindex", 7), ("rx_pause", 14), ("rx_queue_0_drops", 3), ("tx_bytes", 90), ("new", 5)]);
         let delta = HostCounters::delta(&before, &after);
         let changed: Vec<(&str, u64)> = delta.nic.iter().map(|c| (c.name.as_str(), c.value)).collect();
         // A counter that went down (reset) reads as no change; one that appeared counts from zero.
