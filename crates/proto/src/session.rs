@@ -29,8 +29,8 @@ use linkperf_core::HostFacts;
 
 use crate::auth::{self, Side};
 use crate::ending::{AuthFailure, Ending, Violation};
-use crate::frame::{decode_body, encode_frame};
-use crate::{Limits, Message, PlannedTest, Refusal, TestPlan, MAX_FRAME_BYTES};
+use crate::frame::{encode_frame, take_frame};
+use crate::{Limits, Message, PlannedTest, ProtoError, Refusal, TestPlan, MAX_FRAME_BYTES};
 
 /// A control session as the driver's event loop sees it: bytes and time in, bytes and actions out.
 pub trait Session {
@@ -284,18 +284,10 @@ impl ControlSession {
     }
 
     fn next_frame(&mut self) -> Result<Option<Message>, Violation> {
-        let Some(header) = self.input.get(..4) else { return Ok(None) };
-        let length = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
-        if length > MAX_FRAME_BYTES {
-            return Err(Violation::Oversized(length));
-        }
-        let end = 4 + length as usize;
-        if self.input.len() < end {
-            return Ok(None);
-        }
-        let message = decode_body(&self.input[4..end]).map_err(|e| Violation::Malformed(e.to_string()));
-        self.input.drain(..end);
-        message.map(Some)
+        take_frame(&mut self.input, MAX_FRAME_BYTES).map_err(|e| match e {
+            ProtoError::Oversized(length) => Violation::Oversized(length),
+            other => Violation::Malformed(other.to_string()),
+        })
     }
 
     fn handle(&mut self, now: Instant, message: Message) {

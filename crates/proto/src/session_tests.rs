@@ -36,6 +36,25 @@ fn latency(connections: u32, planned_s: Option<f64>) -> Vec<u8> {
     }))
 }
 
+/// A 5 s TCP throughput request reported every `interval_s`.
+fn throughput(interval_s: f64, alternating: bool) -> Vec<u8> {
+    frame(&Message::TestRequest(TestRequest::Throughput {
+        proto: Proto::Tcp,
+        connections: 1,
+        write_bytes: 1000,
+        duration_s: 5.0,
+        interval_s,
+        buffer_bytes: None,
+        congestion: None,
+        discard: false,
+        rate_bps: None,
+        gso: false,
+        batch: 1,
+        alternating,
+        datagrams: None,
+    }))
+}
+
 fn sent(session: &mut ControlSession) -> Vec<Message> {
     let mut messages = Vec::new();
     while let Some(bytes) = session.poll_transmit() {
@@ -169,41 +188,60 @@ fn a_handshake_trickled_a_byte_every_8_s_ends_at_the_deadline() {
     assert!(session.is_closed());
 }
 
-#[test]
-fn the_handshake_deadline_counts_from_the_accept_and_covers_authentication() {
-    let t0 = Instant::now();
+/// A session in its handshake: a keyed one whose hello came 9 s after the accept at `t0`.
+fn greeted_late(t0: Instant) -> ControlSession {
     let mut session = ControlSession::new(config(true), t0);
     session.handle_input(t0 + Duration::from_secs(9), &hello());
-    session.handle_timeout(t0 + Duration::from_millis(9_999));
-    assert!(!session.is_closed());
-    session.handle_timeout(t0 + Duration::from_secs(10));
-    assert_eq!(ending(&mut session), Some(Ending::HandshakeTimeout));
+    sent(&mut session);
+    session
 }
 
-#[test]
-fn a_session_without_tests_is_closed_when_idle() {
-    let t0 = Instant::now();
-    let mut session = serving(t0);
-    assert_eq!(session.poll_timeout(), Some(t0 + Duration::from_secs(60)));
-    session.handle_timeout(t0 + Duration::from_secs(59));
-    assert!(!session.is_closed());
-    session.handle_timeout(t0 + Duration::from_secs(60));
-    assert_eq!(ending(&mut session), Some(Ending::Idle));
+/// A session waiting for a slot since `t0`, its accept.
+fn waiting(t0: Instant) -> ControlSession {
+    let mut session = ControlSession::new(config(false), t0);
+    session.handle_input(t0, &hello());
+    actions(&mut session);
+    session.answer(t0, Answer::Wait);
+    session
 }
 
-#[test]
-fn an_open_test_is_no_idleness_but_the_session_deadline_cuts_it() {
-    let t0 = Instant::now();
+/// A session serving a test (token 7) since `t0`.
+fn testing(t0: Instant) -> ControlSession {
     let mut session = serving(t0);
     start(&mut session, t0, latency(1, None), 7);
-    let end = t0 + Duration::from_secs(3600 + 2);
-    assert_eq!(session.poll_timeout(), Some(end));
-    session.handle_timeout(t0 + Duration::from_secs(600));
-    assert!(!session.is_closed());
-    session.handle_timeout(end);
-    let all = actions(&mut session);
-    assert!(all.contains(&Action::Release { token: 7 }), "{all:?}");
-    assert!(matches!(all.last(), Some(Action::Close { ending: Ending::Overran { .. } })), "{all:?}");
+    session
+}
+
+#[test]
+fn each_deadline_closes_the_session_at_its_instant_and_not_before() {
+    let t0 = Instant::now();
+    let close = |ending| Action::Close { ending };
+    let cases = [
+        // The handshake deadline counts from the accept and covers authentication.
+        ("handshake", greeted_late(t0), 10, vec![close(Ending::HandshakeTimeout)]),
+        ("idle, no test open", serving(t0), 60, vec![close(Ending::Idle)]),
+        // An open test is no idleness, but the session's time (max_duration + grace) cuts it.
+        (
+            "session time, a test open",
+            testing(t0),
+            3600 + 2,
+            vec![Action::Release { token: 7 }, close(Ending::Overran { limit_s: 3600.0 })],
+        ),
+        (
+            "waiting for a slot",
+            waiting(t0),
+            10,
+            vec![close(Ending::Refused(Refusal::NoSlotFreed { limit: 64, waited_s: 10.0 }))],
+        ),
+    ];
+    for (what, mut session, deadline_s, expected) in cases {
+        let deadline = t0 + Duration::from_secs(deadline_s);
+        assert_eq!(session.poll_timeout(), Some(deadline), "{what}");
+        session.handle_timeout(deadline - Duration::from_millis(1));
+        assert!(!session.is_closed(), "{what}: closed before its deadline");
+        session.handle_timeout(deadline);
+        assert_eq!(actions(&mut session), expected, "{what}");
+    }
 }
 
 #[test]
@@ -252,21 +290,7 @@ fn per_session_caps_on_tests_and_connections_refuse_with_their_reason() {
 fn bad_values_are_refused_and_the_session_goes_on() {
     let t0 = Instant::now();
     let mut session = serving(t0);
-    let request = frame(&Message::TestRequest(TestRequest::Throughput {
-        proto: Proto::Tcp,
-        connections: 1,
-        write_bytes: 1000,
-        duration_s: 5.0,
-        interval_s: 1e-9,
-        buffer_bytes: None,
-        congestion: None,
-        discard: false,
-        rate_bps: None,
-        gso: false,
-        batch: 1,
-        alternating: false,
-        datagrams: None,
-    }));
+    let request = throughput(1e-9, false);
     session.handle_input(t0, &request);
     assert!(actions(&mut session).is_empty(), "no test starts");
     assert!(
@@ -316,21 +340,7 @@ fn tokens_of_other_sessions_are_not_this_sessions_to_touch() {
 fn reports_are_gathered_by_the_driver_and_sent_in_turn() {
     let t0 = Instant::now();
     let mut session = serving(t0);
-    let request = frame(&Message::TestRequest(TestRequest::Throughput {
-        proto: Proto::Tcp,
-        connections: 1,
-        write_bytes: 1000,
-        duration_s: 5.0,
-        interval_s: 1.0,
-        buffer_bytes: None,
-        congestion: None,
-        discard: false,
-        rate_bps: None,
-        gso: false,
-        batch: 1,
-        alternating: true,
-        datagrams: None,
-    }));
+    let request = throughput(1.0, true);
     start(&mut session, t0, request, 5);
     session.handle_input(t0, &frame(&Message::Turn { token: 5, flow: Flow::Download }));
     session.handle_input(t0, &frame(&Message::ReportRequest { token: 5 }));
