@@ -15,16 +15,18 @@ use linkperf_core::{RttHistogram, RunResult};
 use linkperf_proto::auth::{proof, verify, Side};
 use linkperf_proto::frame::{decode_body, encode_frame, read_frame_up_to, FrameReader};
 use linkperf_proto::limits::{MAX_INTERVAL, MIN_INTERVAL};
+use linkperf_proto::session::{Action, Answer, ControlSession, Session, SessionConfig};
 use linkperf_proto::{ErrorCode, Limits, Message, PlannedTest, Preamble, ProbeHeader, StreamHeader, StreamProbe};
-use linkperf_proto::{TestRequest, MAX_FRAME_BYTES, PREAMBLE_BYTES};
+use linkperf_proto::{TestRequest, MAX_CLIENT_FRAME_BYTES, MAX_FRAME_BYTES, PREAMBLE_BYTES};
 
 /// A target's check: returns when the input passes, panics when it does not.
 pub type Check = fn(&[u8]);
 
 /// Every target by name, with its check: what `fuzz/run.sh` runs and what the replay test walks.
-pub const TARGETS: [(&str, Check); 9] = [
+pub const TARGETS: [(&str, Check); 10] = [
     ("preamble", preamble),
     ("frame", frame),
+    ("session", session),
     ("message", message),
     ("test_request", test_request),
     ("report", report),
@@ -239,4 +241,66 @@ pub fn run_result(data: &[u8]) {
     let text = serde_json::to_string(&result).expect("a result encodes");
     let again: RunResult = serde_json::from_str(&text).expect("an encoded result decodes");
     assert_eq!(serde_json::to_string(&again).expect("a result encodes"), text);
+}
+
+/// A control stream from a peer, as the responder's session reads it after the preamble: the first byte
+/// picks a piece size and, with its top bit, a responder that requires a key; the rest is the stream. Fed
+/// whole or in pieces (each answered by the driver before the next comes), the session sends the same
+/// bytes and asks the same actions: where the stream is cut never changes what a frame means. Every frame
+/// it sends is one a client reads.
+pub fn session(data: &[u8]) {
+    let Some((&first, stream)) = data.split_first() else { return };
+    let keyed = first & 0x80 != 0;
+    let piece = usize::from(first & 0x7f).max(1);
+    let t0 = std::time::Instant::now();
+    let whole = drive_session(t0, keyed, [stream]);
+    // A stream longer than the input a session holds while a reply is pending is cut off whole, never in
+    // small pieces: there, only the absence of panics is checked.
+    if stream.len() > 2 * (MAX_FRAME_BYTES as usize + 4) {
+        return;
+    }
+    let pieces = drive_session(t0, keyed, stream.chunks(piece));
+    assert_eq!(whole, pieces, "the same session whole and in pieces of {piece} bytes");
+    let mut sent = whole.0.as_slice();
+    while !sent.is_empty() {
+        read_frame_up_to(&mut sent, MAX_CLIENT_FRAME_BYTES).expect("a client reads what the session sends");
+    }
+}
+
+/// Feeds `pieces` to a fresh session at one instant, `t0`, answering its actions as the responder would (a slot,
+/// a token per test, an empty report), then closes it. Returns the bytes sent and the actions asked.
+fn drive_session<'a>(
+    t0: std::time::Instant,
+    keyed: bool,
+    pieces: impl IntoIterator<Item = &'a [u8]>,
+) -> (Vec<u8>, Vec<Action>) {
+    let auth = keyed.then(|| (b"fuzzing key".to_vec(), "00112233445566778899aabbccddeeff".to_string()));
+    let config = SessionConfig::new(Limits::default(), auth, "fuzz".into(), vec!["latency".into()]);
+    let mut session = ControlSession::new(config, t0);
+    let (mut sent, mut asked, mut tokens) = (Vec::new(), Vec::new(), 0u32);
+    let mut drain = |session: &mut ControlSession, sent: &mut Vec<u8>, asked: &mut Vec<Action>| {
+        while let Some(action) = session.poll_action() {
+            asked.push(action.clone());
+            let answer = match action {
+                Action::Admit { .. } => Answer::Admitted { host: Default::default() },
+                Action::StartTest { .. } => {
+                    tokens += 1;
+                    Answer::TestStarted { token: tokens }
+                }
+                Action::Report { .. } => Answer::Report { streams: Vec::new(), counters: None },
+                _ => continue,
+            };
+            session.answer(t0, answer);
+        }
+        while let Some(bytes) = session.poll_transmit() {
+            sent.extend_from_slice(&bytes);
+        }
+    };
+    for piece in pieces {
+        session.handle_input(t0, piece);
+        drain(&mut session, &mut sent, &mut asked);
+    }
+    session.handle_close(t0);
+    drain(&mut session, &mut sent, &mut asked);
+    (sent, asked)
 }
