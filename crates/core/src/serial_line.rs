@@ -65,6 +65,24 @@ impl LineSettings {
         self.characters_per_s() * f64::from(self.data_bits)
     }
 
+    /// Seconds one character takes on the line: its bits over the baud rate (1.0417 ms at 9600 8N1).
+    pub fn character_s(&self) -> f64 {
+        f64::from(self.bits_per_character()) / f64::from(self.baud)
+    }
+
+    /// Seconds `bytes` characters take on the line back to back.
+    pub fn transfer_s(&self, bytes: u64) -> f64 {
+        bytes as f64 * self.character_s()
+    }
+
+    /// Seconds for a message of `bytes` to cross the line and come back across it: its characters out,
+    /// then back. What an echo that keeps the whole message before returning it (a device server's packing,
+    /// a responder at the far end of the line) needs at the least; a loopback plug returns each character
+    /// while the next goes out, in about half. The run lengths announced for a line are counted in these.
+    pub fn round_trip_s(&self, bytes: u64) -> f64 {
+        2.0 * self.transfer_s(bytes)
+    }
+
     /// The mask of the bits a character carries (a 7-bit line drops the top bit of a byte).
     pub fn data_mask(&self) -> u8 {
         (((1u16) << self.data_bits) - 1) as u8
@@ -134,6 +152,14 @@ mod tests {
         assert_eq!(l.characters_per_s(), 11_520.0);
         assert_eq!(l.max_payload_bps(), 80_640.0);
         assert_eq!(l.data_mask(), 0x7f);
+    }
+
+    #[test]
+    fn a_character_at_9600_8n1_takes_ten_bits_of_a_9600th_of_a_second() {
+        let l = line(9600, 8, Parity::None, 1);
+        assert!((l.character_s() - 10.0 / 9600.0).abs() < 1e-15);
+        assert!((l.transfer_s(960) - 1.0).abs() < 1e-12);
+        assert!((l.round_trip_s(1) - 20.0 / 9600.0).abs() < 1e-15);
     }
 
     #[test]

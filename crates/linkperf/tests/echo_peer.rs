@@ -24,6 +24,8 @@ enum Fault {
     Drop(u64),
     /// Never sends anything back.
     Silent,
+    /// Flips a bit of every byte (as a line at the wrong rate or framing garbles every character).
+    ChangeAll,
 }
 
 /// A TCP echo on 127.0.0.1 serving one connection at a time in a thread; its port.
@@ -44,6 +46,7 @@ fn tcp_echo(fault: Fault) -> u16 {
                     for &b in &buffer[..n] {
                         match fault {
                             Fault::Change(at) if at == position => out.push(b ^ 0x01),
+                            Fault::ChangeAll => out.push(b ^ 0x01),
                             Fault::Drop(at) if at == position => {}
                             _ => out.push(b),
                         }
@@ -149,6 +152,48 @@ fn a_peer_that_does_not_echo_is_a_clear_error_with_exit_code_1() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no reply within 0.2 s") && stderr.contains("does the peer echo"), "{stderr}");
+    // No `linkperf serve` to start against an echo: the hint says what is wrong with the echo.
+    assert!(stderr.contains("hint: the echo service took the bytes but sent nothing back"), "{stderr}");
+    assert!(!stderr.contains("linkperf serve` running"), "{stderr}");
+}
+
+#[test]
+fn an_echo_service_that_is_not_there_is_named_as_such() {
+    // A port just closed: nothing listens on it.
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+    let out = linkperf().args(args("latency", &port, &["--count", "5"])).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("could not connect to the echo service at 127.0.0.1"), "{stderr}");
+    assert!(stderr.contains("hint: no echo service listens there: check the address and --port"), "{stderr}");
+    assert!(!stderr.contains("linkperf serve"), "{stderr}");
+}
+
+#[test]
+fn bytes_that_all_come_back_changed_point_to_the_line_settings() {
+    let port = tcp_echo(Fault::ChangeAll).to_string();
+    let out =
+        linkperf().args(args("latency", &port, &["--size", "4", "--count", "5", "--warmup", "0"])).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("hint: bytes came back changed: the two ends' settings differ"), "{stderr}");
+}
+
+#[test]
+fn keepalives_go_to_a_udp_echo_during_the_gaps() {
+    let (port, seen) = udp_echo(0);
+    let port = port.to_string();
+    let out = linkperf()
+        .args(args("idle", &port, &["--proto", "udp", "--size", "16", "--gaps", "0,100ms", "--count", "2"]))
+        .args(["--keepalive", "20ms"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    assert!(run["series"].as_array().unwrap().iter().all(|s| s["summary"]["count"] == 2), "{run}");
+    // 4 timed datagrams; each 100 ms gap holds keep-alives at 20, 40, 60, 80 ms (at least one however
+    // loaded the machine is); the 0 s gaps hold none.
+    let datagrams = seen.load(Ordering::SeqCst);
+    assert!((4 + 2..=4 + 2 * 4).contains(&datagrams), "{datagrams} datagrams reached the echo");
 }
 
 #[test]

@@ -386,20 +386,76 @@ fn idle_gives_one_round_trip_series_per_gap_over_a_serial_line() {
     assert_eq!(series.len(), 2);
     assert_eq!((series[0]["gap_s"].as_f64(), series[1]["gap_s"].as_f64()), (Some(0.0), Some(0.05)));
     assert!(series.iter().all(|s| s["summary"]["count"] == 3), "{series:?}");
-    let out = linkperf().args(serial_args("idle", &line, &["--keepalive", "10ms"])).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(line.taken.load(Ordering::SeqCst), 2 * 3 * 4, "without keep-alives, only the timed messages");
+}
+
+#[test]
+fn keepalives_cross_the_line_during_the_gaps_and_the_timed_messages_still_come_back() {
+    let line = Line::start(115_200, 10, Duration::ZERO, Fault::None);
+    let out = linkperf()
+        .args(serial_args("idle", &line, &["--baud", "115200", "--gaps", "200ms", "--count", "2", "--keepalive"]))
+        .args(["20ms", "--size", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    assert_eq!(run["series"][0]["summary"]["count"], 2, "{run}");
+    assert_eq!(run["parameters"]["keepalive_s"], 0.02);
+    // Each 200 ms gap holds keep-alives at 20, 40, ..., 180 ms: 9 a gap when the machine keeps time, and at
+    // least a few however loaded it is (each takes under 1 ms on the simulated line, the rest is sleep).
+    let taken = line.taken.load(Ordering::SeqCst);
+    assert!((2 + 2 * 3..=2 + 2 * 9).contains(&taken), "{taken} bytes crossed the line");
+}
+
+/// The shipped serial-server profile with its count and duration cut to fit a test, in `dir`.
+fn quick_study(dir: &std::path::Path) -> PathBuf {
+    let shipped = include_str!("../../../profiles/serial-server.toml");
+    let quick = shipped.replace("--count 10000", "--count 100").replace("--duration 30s", "--duration 1s");
+    assert_ne!(quick, shipped, "the profile still has the count and duration this test shortens");
+    let profile = dir.join("serial-server.toml");
+    std::fs::write(&profile, quick).unwrap();
+    profile
+}
+
+/// The shares of the line's rate in a suite's output (one per throughput row it prints).
+fn shares(stdout: &str) -> Vec<f64> {
+    stdout
+        .lines()
+        .filter_map(|l| l.split_once(" % of the link's maximum goodput").map(|(head, _)| head))
+        .filter_map(|head| head.rsplit(' ').next()?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn the_serial_server_study_runs_over_two_ports_of_this_host() {
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let profile = quick_study(dir.path());
+    let lines: Vec<Line> = (0..2).map(|_| Line::start(115_200, 10, Duration::ZERO, Fault::None)).collect();
+    let devices = format!("{},{}", lines[0].device(), lines[1].device());
+    let out = linkperf()
+        .args(["suite", "--profile", profile.to_str().unwrap(), "--device", &devices, "--baud", "115200"])
+        .args(["--no-store"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Round trip, 1 byte"), "{stdout}");
+    assert!(stderr.contains("--proto serial --device"), "the suite says how it ran its tests: {stderr}");
+    assert!(stdout.contains("set-up:    serial device looped back, 2 ports at once, 115200 8N1"), "{stdout}");
+    // Both lines at once against two lines' rate: the simulated lines run at exactly that rate.
+    let shares = shares(&stdout);
+    assert_eq!(shares.len(), 1, "{stdout}");
+    assert!(shares.iter().all(|p| (99.0..=101.0).contains(p)), "{shares:?}");
+    assert!(lines.iter().all(|l| l.taken.load(Ordering::SeqCst) > 100 * 2), "both ports carried the tests");
 }
 
 #[test]
 fn the_serial_server_study_runs_against_two_device_server_ports_with_the_line_rate() {
     let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
-    // The shipped profile, with its counts and durations cut to fit a test.
-    let shipped = include_str!("../../../profiles/serial-server.toml");
-    let quick = shipped.replace("--count 10000", "--count 100").replace("--duration 30s", "--duration 1s");
-    assert_ne!(quick, shipped, "the profile still has the count and duration this test shortens");
     let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("serial-server.toml");
-    std::fs::write(&profile, quick).unwrap();
+    let profile = quick_study(dir.path());
     let ports = [tcp_line(115_200, 10, Duration::ZERO), tcp_line(115_200, 10, Duration::ZERO)];
     let hosts = format!("127.0.0.1:{},127.0.0.1:{}", ports[0], ports[1]);
     let out = linkperf()
@@ -411,11 +467,7 @@ fn the_serial_server_study_runs_against_two_device_server_ports_with_the_line_ra
     assert!(stdout.contains("Round trip, 1 byte"), "{stdout}");
     // The sum over both ports against two lines' rate (the table prints sums); the simulated lines run at
     // exactly that rate.
-    let shares: Vec<f64> = stdout
-        .lines()
-        .filter_map(|l| l.split_once(" % of the link's maximum goodput").map(|(head, _)| head))
-        .filter_map(|head| head.rsplit(' ').next()?.parse().ok())
-        .collect();
+    let shares = shares(&stdout);
     assert_eq!(shares.len(), 1, "{stdout}");
     assert!(shares.iter().all(|p| (99.0..=101.0).contains(p)), "{shares:?}");
 }
@@ -492,4 +544,70 @@ fn serve_serial_is_the_far_end_of_a_line_between_two_ports() {
     let run = json(&out.stdout);
     assert!(run["series"].as_array().unwrap().iter().all(|s| s["summary"]["count"] == 200), "{run}");
     assert_eq!(server.wait().unwrap().code(), Some(0), "serve ends cleanly on Ctrl-C");
+}
+
+#[test]
+fn a_latency_test_on_a_line_sizes_itself_to_the_line_announces_its_length_and_keeps_its_setup() {
+    let line = Line::start(1200, 10, Duration::ZERO, Fault::None);
+    let out = linkperf()
+        .args(serial_args("latency", &line, &["--baud", "1200", "--count", "20", "--char-timeout", "50ms"]))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    // Not the network's 64 bytes and 100 warm-up round trips: one character, and a hundredth of the count.
+    assert_eq!(run["parameters"]["sizes_bytes"], serde_json::json!([1]));
+    assert_eq!(run["parameters"]["warmup"], 1);
+    let echo = &run["endpoints"]["echo"];
+    assert_eq!(echo["peer"], "serial_device");
+    assert_eq!((echo["line"]["baud"].as_u64(), echo["line"]["data_bits"].as_u64()), (Some(1200), Some(8)));
+    assert_eq!((echo["line"]["parity"].as_str(), echo["line"]["flow"].as_str()), (Some("none"), Some("none")));
+    assert_eq!((echo["inter_character_timeout_s"].as_f64(), echo["timeout_s"].as_f64()), (Some(0.05), Some(2.0)));
+    // 21 round trips of 2 x 10 bits at 1200 bit/s: 350 ms, announced before the run.
+    let expected = echo["expected_s"].as_f64().unwrap();
+    assert!((expected - 21.0 * 20.0 / 1200.0).abs() < 1e-9, "{expected}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("20 round trips (and 1 untimed) of 1 B: about 350 ms at the line's rate"), "{stderr}");
+}
+
+#[test]
+fn a_throughput_test_on_a_line_writes_what_suits_the_line_and_keeps_it_busy() {
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    let line = Line::start(9600, 10, Duration::from_millis(1), Fault::None);
+    let out = linkperf()
+        .args(serial_args("throughput", &line, &["--baud", "9600", "--duration", "2s", "--interval", "1s"]))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    // 50 ms of the line a write (48 characters at 960/s), a quarter of a second in flight: not 1 MiB writes.
+    assert_eq!(run["parameters"]["sizes_bytes"], serde_json::json!([48]));
+    assert_eq!(run["endpoints"]["echo"]["window_bytes"], 240);
+    assert_at_line_rate(&run["throughput"][0], 7680.0);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("2 s of writes of 48 B, at most 240 B in flight per line (250 ms to drain"), "{stderr}");
+}
+
+#[test]
+fn throughput_to_a_slow_echo_of_unknown_rate_ends_in_bounded_time_with_its_pace() {
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    // A device server at 9600 8N1 whose rate is not given: the network's 1 MiB writes and 4 MiB in flight.
+    // Writes are cut at the test's end, and the echo is waited for as long again as the test ran.
+    let port = tcp_line(9600, 10, Duration::ZERO).to_string();
+    let started = Instant::now();
+    let out = linkperf()
+        .args(["throughput", "127.0.0.1", "--port", &port, "--peer", "echo", "--duration", "1s", "--json"])
+        .args(["--no-progress", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    // 1 s of writes, then at most 2 s (the silence timeout, longer than the test) of waiting: the bound
+    // is loose (30 s) because a loaded machine may be slow to start the process; hours would fail it.
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    assert!(run["warnings"].to_string().contains("were not waited for"), "{}", run["warnings"]);
+    // The pace of what came back is the line's, 960 bytes of 8 bits a second, within 1 % (the simulator
+    // paces by a schedule).
+    let bps = run["throughput"][0]["receiver_bps"].as_f64().unwrap();
+    assert!((7680.0 * 0.99..=7680.0 * 1.01).contains(&bps), "{bps}");
 }

@@ -36,7 +36,9 @@ pub struct LineArgs {
 pub struct LineSettingsArgs {
     /// Serial line rate in bit/s (a standard rate: 50 to 4000000) [default with --proto serial: 9600]. With
     /// --peer echo over TCP or UDP, the rate of the serial line behind a device server (set on the device):
-    /// throughput is then also given as % of that line's rate, and the payload fits its data bits.
+    /// throughput is then also given as % of that line's rate, and the payload fits its data bits. On a
+    /// line, sizes, counts and timeouts not given follow its rate, and the run length is announced first
+    /// (docs/serial.md).
     #[arg(long)]
     pub baud: Option<u32>,
     /// Data bits per character.

@@ -205,7 +205,16 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
             id: r.id,
             labels: r.labels.clone(),
             started_at: r.result.started_at.clone(),
-            test: r.result.parameters.test_name().to_string(),
+            test: match &r.result.endpoints.echo {
+                // Runs against an echo are told apart by their set-up (study 3's parameter table).
+                Some(echo) => format!(
+                    "{} over {}; {}",
+                    r.result.parameters.test_name(),
+                    r.result.parameters.proto().name(),
+                    echo.describe()
+                ),
+                None => r.result.parameters.test_name().to_string(),
+            },
         })
         .collect();
     let format = match (args.markdown, args.json) {
