@@ -11,6 +11,7 @@ pub mod delay_trend;
 pub mod echo_setup;
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;
+pub mod gate;
 pub mod histogram;
 pub mod host_facts;
 pub mod line_budget;

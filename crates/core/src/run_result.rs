@@ -414,6 +414,7 @@ mod tests {
             stop: crate::StopCondition::Count(10),
             warmup: 0,
             timeout_s: 2.0,
+            bare: false,
         });
         let json = serde_json::to_value(&p).expect("serialises");
         assert_eq!(json["test"], "connect");

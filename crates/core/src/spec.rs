@@ -146,6 +146,10 @@ pub struct ConnectSpec {
     pub warmup: u64,
     /// How long one connection may take before the run ends with an error.
     pub timeout_s: f64,
+    /// Time the handshake only (until `connect` returns: about one round trip for TCP), not the request and
+    /// the responder's first byte (about two).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bare: bool,
 }
 
 /// An idle wake-up test: the round trip of the first message after each idle gap.

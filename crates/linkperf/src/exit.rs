@@ -8,6 +8,8 @@ pub const SUCCESS: u8 = 0;
 pub const FAILURE: u8 = 1;
 /// The command line was wrong (clap also exits with 2).
 pub const USAGE: u8 = 2;
+/// The run completed, but a figure failed a user-set gate (`--fail-if`, `compare --fail-if-worse`).
+pub const GATE: u8 = 3;
 
 /// A failure that is the user's input rather than the run: exit code 2.
 #[derive(Debug, thiserror::Error)]

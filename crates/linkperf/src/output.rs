@@ -114,3 +114,61 @@ pub fn safe_text(rendered: &[u8]) -> String {
 pub fn safe_value(text: &str) -> std::borrow::Cow<'_, str> {
     linkperf_core::terminal_text::escape(text, Newlines::Escape)
 }
+
+/// `--json-stream`: newline-delimited JSON on stdout, one object per event as it happens, the result
+/// document last (docs/json-schema.md, "Streaming"). Each line is written whole under the stdout lock, so
+/// events from several threads never interleave. A failed write (stdout closed) is remembered and ends the
+/// stream; the run goes on and is kept.
+#[derive(Debug, Default)]
+pub struct EventStream {
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl EventStream {
+    /// A test phase starts (a direction, a size, a trial).
+    pub fn phase(&self, label: &str) {
+        self.line(&serde_json::json!({ "event": "phase", "label": label }));
+    }
+
+    /// An interval of a throughput phase was measured: `bps` is bits per second of payload at the receiver.
+    pub fn interval(&self, what: &str, start_s: f64, end_s: f64, bps: f64) {
+        self.line(&serde_json::json!({
+            "event": "interval", "what": what, "start_s": start_s, "end_s": end_s, "bps": bps,
+        }));
+    }
+
+    /// A series (latency, connect, idle) or a throughput row finished.
+    pub fn measured(&self, item: &linkperf_net::observer::Measurement<'_>) {
+        use linkperf_net::observer::Measurement;
+        match item {
+            Measurement::Series(series) => self.line(&serde_json::json!({ "event": "series", "series": series })),
+            Measurement::Throughput(row) => {
+                self.line(&serde_json::json!({ "event": "throughput", "series": row }));
+            }
+        }
+    }
+
+    /// A message the run announced (what it will do, a warning).
+    pub fn note(&self, message: &str) {
+        self.line(&serde_json::json!({ "event": "note", "message": message }));
+    }
+
+    /// The result document, the stream's last line.
+    pub fn result(&self, run: &RunResult) -> std::io::Result<()> {
+        let line = serde_json::to_string(&serde_json::json!({ "event": "result", "result": run }))?;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{line}")?;
+        out.flush()
+    }
+
+    fn line(&self, value: &serde_json::Value) {
+        use std::sync::atomic::Ordering;
+        if self.closed.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{value}").and_then(|()| out.flush()).is_err() {
+            self.closed.store(true, Ordering::Relaxed);
+        }
+    }
+}

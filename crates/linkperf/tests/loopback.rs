@@ -96,6 +96,21 @@ fn connect_measures_every_connection() {
 }
 
 #[test]
+fn a_bare_connect_times_the_handshake_alone() {
+    let p50 = |extra: &[&str]| {
+        let output = linkperf().args([&["connect", "-n", "500", "--json"][..], extra].concat()).output().expect("runs");
+        assert!(output.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&output.stderr));
+        let result = json(&output.stdout);
+        assert_eq!(result["parameters"]["bare"].as_bool().unwrap_or(false), !extra.is_empty(), "recorded");
+        result["series"][0]["summary"]["p50_us"].as_f64().unwrap()
+    };
+    let (full, bare) = (p50(&[]), p50(&["--bare"]));
+    // A bare connection's time is a strict part of a full one's: the rest is a request and its answer, a
+    // round trip through the responder, which on loopback costs as much again as the handshake.
+    assert!(bare < full, "bare {bare} µs, full {full} µs");
+}
+
+#[test]
 fn table_and_csv_name_their_units() {
     let table = linkperf().args(["latency", "-n", "50"]).output().expect("runs");
     let text = String::from_utf8_lossy(&table.stdout);

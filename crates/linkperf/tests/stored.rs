@@ -131,7 +131,7 @@ fn compare_puts_matching_figures_side_by_side_with_a_verdict() {
     let output = linkperf().args(["compare", "--label", "block", "--label", "spin", "--db", &db]).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let text = String::from_utf8_lossy(&output.stdout);
-    assert!(text.contains("run 1 (block)") && text.contains("run 2 vs 1"), "{text}");
+    assert!(text.contains("run 1 (block)") && text.contains("run 2 vs run 1"), "{text}");
     let p50 = text.lines().find(|l| l.starts_with("latency tcp 64 B") && l.contains("p50")).unwrap();
     assert!(p50.contains(" %"), "{p50}");
     let json = run_json(&["compare", "1", "2", "--json", "--db", &db]);

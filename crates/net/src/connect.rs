@@ -3,7 +3,8 @@
 //! connections per second.
 //!
 //! Each timed connection covers creating the socket, the handshake, sending the 12-byte probe preamble and
-//! receiving the responder's one-byte answer. Closing is not timed. The responder closes first, so its side
+//! receiving the responder's one-byte answer; a bare connect (`ConnectSpec::bare`) times the socket and the
+//! handshake only, and completes the probe untimed (the responder expects it). Closing is not timed. The responder closes first, so its side
 //! keeps the TIME_WAIT state and the client does not run out of ports on long runs.
 
 use std::io::Read;
@@ -39,7 +40,7 @@ pub fn run_connect(
     };
     let token = control.request(TestRequest::Connect { proto: spec.proto, planned_duration_s })?;
     for _ in 0..spec.warmup {
-        if let Err(error) = probe(target, token, timeout) {
+        if let Err(error) = probe(target, token, timeout, spec.bare) {
             return Ok(MeasuredRun { error: Some(error), ..MeasuredRun::of(&control) });
         }
     }
@@ -76,12 +77,15 @@ fn measure(target: &Target, token: u32, spec: &ConnectSpec, observer: &dyn Obser
             break;
         }
         let began = Instant::now();
-        if let Err(e) = probe(target, token, timeout) {
-            error = Some(e);
-            break;
-        }
+        let timed = match probe(target, token, timeout, spec.bare) {
+            Ok(timed) => timed,
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        };
         last = Instant::now();
-        histogram.record((last - began).as_nanos() as u64);
+        histogram.record((timed - began).as_nanos() as u64);
         if last >= next_report {
             next_report = last + PROGRESS_EVERY;
             let progress = if count.is_some() { histogram.count() } else { (last - start).as_millis() as u64 };
@@ -97,9 +101,11 @@ fn measure(target: &Target, token: u32, spec: &ConnectSpec, observer: &dyn Obser
     (Series::new(None, None, &histogram, counters), error)
 }
 
-/// One timed connection: connect, send the probe preamble, read the one-byte answer.
-fn probe(target: &Target, token: u32, timeout: Duration) -> Result<(), NetError> {
+/// One connection: connect, send the probe preamble, read the one-byte answer. Returns when the timed part
+/// ended: the answer, or with `bare` the handshake.
+fn probe(target: &Target, token: u32, timeout: Duration, bare: bool) -> Result<Instant, NetError> {
     let socket = target.connect_stream(timeout)?;
+    let connected = Instant::now();
     (&socket)
         .write_all_preamble(&Preamble::new(Role::ConnectProbe, token))
         .map_err(|e| NetError::io("sending a connection probe", e))?;
@@ -107,7 +113,8 @@ fn probe(target: &Target, token: u32, timeout: Duration) -> Result<(), NetError>
     let mut answer = [0u8; 1];
     // read_exact retries a read that a signal (Ctrl-C) interrupted; the driver then sees the stop request.
     match (&socket).read_exact(&mut answer) {
-        Ok(()) => Ok(()),
+        Ok(()) if bare => Ok(connected),
+        Ok(()) => Ok(Instant::now()),
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
             Err(NetError::PeerClosed(" without answering a connection probe".into()))
         }

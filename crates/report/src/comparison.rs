@@ -19,6 +19,46 @@ pub struct ComparedRun {
     pub started_at: String,
     /// Its test.
     pub test: String,
+    /// When the column pools a set of runs (a whole suite carrying a label): their numbers, oldest first.
+    /// `id` is then the newest of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set: Vec<i64>,
+}
+
+impl ComparedRun {
+    /// Its name in a header: `run 12 (before)`, or `before (9 runs)` for a set.
+    fn heading(&self) -> String {
+        match (self.set.len(), self.labels.first()) {
+            (0 | 1, _) | (_, None) => crate::run_name(self.id, &self.labels),
+            (n, Some(label)) => format!("{label} ({n} runs)"),
+        }
+    }
+
+    /// Its short name in a difference's header: `run 12`, or `before`.
+    fn short(&self) -> String {
+        match (self.set.len(), self.labels.first()) {
+            (0 | 1, _) | (_, None) => format!("run {}", self.id),
+            (_, Some(label)) => label.clone(),
+        }
+    }
+
+    /// What it is, for the lines above the table.
+    fn describe(&self) -> String {
+        match self.set.as_slice() {
+            [] | [_] => format!("run {} ({}, {})", self.id, self.test, self.started_at),
+            set => {
+                let numbers: Vec<String> = set.iter().map(i64::to_string).collect();
+                let label = self.labels.first().map_or("", String::as_str);
+                format!(
+                    "label {label}: {} runs of {} (runs {}; the newest started {})",
+                    set.len(),
+                    self.test,
+                    numbers.join(" "),
+                    self.started_at
+                )
+            }
+        }
+    }
 }
 
 /// How a comparison is written.
@@ -34,8 +74,9 @@ pub enum ComparisonFormat {
 
 /// How the verdicts are made, printed under the table.
 const METHOD: &str = "real: the 95 % interval of the difference excludes zero (medians: order-statistic intervals \
-from the histograms; goodput: Welch's interval of the interval means); noise: it includes zero; no verdict \
-for single figures (tails, loss, search results)";
+from the histograms; goodput: Welch's interval of the interval means; a test repeated on both sides: Welch's \
+interval with Student's t over the repetitions' values, for every figure); noise: it includes zero; no \
+verdict for single figures of single runs (tails, loss, search results)";
 
 /// Writes the comparison of `runs` (the baseline at index `baseline`).
 pub fn write_comparison(
@@ -69,11 +110,10 @@ fn write_text(
     format: ComparisonFormat,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let heading = |r: &ComparedRun| crate::run_name(r.id, &r.labels);
     let mut header = vec!["subject".to_string(), "figure".into(), "unit".into()];
-    header.extend(runs.iter().map(heading));
+    header.extend(runs.iter().map(ComparedRun::heading));
     for (_, r) in runs.iter().enumerate().filter(|(i, _)| *i != baseline) {
-        header.push(format!("run {} vs {}", r.id, runs[baseline].id));
+        header.push(format!("{} vs {}", r.short(), runs[baseline].short()));
     }
     let mut table = vec![header];
     for row in rows {
@@ -85,7 +125,7 @@ fn write_text(
         }
         table.push(cells);
     }
-    let describe_run = |r: &ComparedRun| format!("run {} ({}, {})", r.id, r.test, r.started_at);
+    let describe_run = ComparedRun::describe;
     let others: Vec<String> =
         runs.iter().enumerate().filter(|(i, _)| *i != baseline).map(|(_, r)| describe_run(r)).collect();
     match format {
@@ -201,12 +241,14 @@ mod tests {
                 labels: vec!["before".into()],
                 started_at: "2026-11-22T00:00:00Z".into(),
                 test: "latency".into(),
+                set: Vec::new(),
             },
             ComparedRun {
                 id: 5,
                 labels: vec!["after".into()],
                 started_at: "2026-11-22T01:00:00Z".into(),
                 test: "latency".into(),
+                set: Vec::new(),
             },
         ];
         let mut out = Vec::new();
@@ -247,7 +289,13 @@ mod tests {
         let (a, b) = (slow(240_000.0), slow(250_000.0));
         let rows = compare(&[&a, &b], 0);
         let runs: Vec<ComparedRun> = (1..=2)
-            .map(|id| ComparedRun { id, labels: vec![], started_at: "t".into(), test: "throughput".into() })
+            .map(|id| ComparedRun {
+                id,
+                labels: vec![],
+                started_at: "t".into(),
+                test: "throughput".into(),
+                set: Vec::new(),
+            })
             .collect();
         let mut out = Vec::new();
         write_comparison(&runs, 0, &rows, ComparisonFormat::Table, &mut out).unwrap();

@@ -11,10 +11,10 @@ use super::value::{self, ProtoArg};
 use crate::exit::UsageError;
 
 /// The long description shown by `--help`.
-pub const LONG_ABOUT: &str = "Connection-establishment latency: for each connection, the time from opening it until the responder's first byte is back (connect, a 12-byte request, a 1-byte response), as a distribution, plus connections per second.";
+pub const LONG_ABOUT: &str = "Connection-establishment latency: for each connection, the time from opening it until the responder's first byte is back (connect, a 12-byte request, a 1-byte response: about two round trips, as netperf's TCP_CRR), as a distribution, plus connections per second. --bare times the handshake alone (until connect returns: about one round trip for TCP).";
 
 /// Examples shown after the options in `--help`.
-const EXAMPLES: &str = "Examples:\n  linkperf connect                       TCP connections to a built-in responder on loopback\n  linkperf connect 198.18.0.2 -n 5000\n  linkperf connect --proto unix --duration 5s";
+const EXAMPLES: &str = "Examples:\n  linkperf connect                       TCP connections to a built-in responder on loopback\n  linkperf connect 198.18.0.2 -n 5000\n  linkperf connect 198.18.0.2 --bare      the handshake alone\n  linkperf connect --proto unix --duration 5s";
 
 /// Arguments of `linkperf connect`.
 #[derive(Debug, Clone, Args)]
@@ -37,6 +37,10 @@ pub struct ConnectArgs {
     /// How long one connection may take before the run stops with an error.
     #[arg(long, default_value = "2s", value_parser = value::timeout)]
     pub timeout: Duration,
+    /// Time the handshake alone: until connect returns (TCP: SYN, SYN-ACK; about one round trip), not the
+    /// request and the first byte of the reply. The request is still sent and answered, untimed.
+    #[arg(long)]
+    pub bare: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -62,6 +66,6 @@ impl TryFrom<&ConnectArgs> for ConnectSpec {
         if args.timeout.is_zero() {
             return Err(UsageError("--timeout must be above zero".into()));
         }
-        Ok(ConnectSpec { proto, stop, warmup: args.warmup, timeout_s: args.timeout.as_secs_f64() })
+        Ok(ConnectSpec { proto, stop, warmup: args.warmup, timeout_s: args.timeout.as_secs_f64(), bare: args.bare })
     }
 }

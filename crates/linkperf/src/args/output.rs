@@ -1,6 +1,7 @@
 //! Arguments choosing the output format and progress display, shared by every test.
 
 use clap::Args;
+use linkperf_core::gate::Condition;
 use linkperf_report::Format;
 
 /// How results are shown.
@@ -9,12 +10,24 @@ pub struct OutputArgs {
     /// Print the result as JSON (the versioned schema of docs/json-schema.md).
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
+    /// Print newline-delimited JSON as the run goes: one object per phase, interval and finished series as
+    /// it is measured, then the result document (docs/json-schema.md, "Streaming"), for dashboards and
+    /// pipelines that follow a long test.
+    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    pub json_stream: bool,
     /// Print the result as CSV, one row per series.
     #[arg(long)]
     pub csv: bool,
     /// Never show a progress bar (it shows only on a terminal, and only for runs over a second).
     #[arg(long)]
     pub no_progress: bool,
+    /// Fail the run (exit 3) when a figure meets this condition, e.g. 'p99 > 2ms', 'goodput < 900M',
+    /// 'loss > 0' (repeat for several). FIGURE OP VALUE, OP one of > >= < <=; figures: min, mean, p50 (typ),
+    /// p90, p99, p99.9, max (times: 2ms, 150us), goodput, zero-loss, sustainable (bit rates: 900M, 250k),
+    /// loss (percent), jitter (a time), burst (datagrams). It applies to every size or flow of the run; a
+    /// figure the run lacks fails too.
+    #[arg(long = "fail-if", value_name = "CONDITION", value_parser = gate)]
+    pub fail_if: Vec<Condition>,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -46,4 +59,9 @@ impl OutputArgs {
     pub fn format(&self) -> Format {
         Format::from_flags(self.json, self.csv)
     }
+}
+
+/// Reads a `--fail-if` condition.
+fn gate(text: &str) -> Result<Condition, String> {
+    text.parse().map_err(|e: linkperf_core::gate::GateError| e.to_string())
 }

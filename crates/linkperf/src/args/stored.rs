@@ -121,8 +121,27 @@ pub struct CompareArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Exit 3, naming the figures, when a run is worse than the baseline beyond the noise of the measurement
+    /// (the verdict `real`): for pipelines that must fail on a regression. Figures that have no noise
+    /// estimate (p99, max, loss, searched rates) count only with --by.
+    #[arg(long)]
+    pub fail_if_worse: bool,
+    /// With --fail-if-worse: only a change worse by more than PERCENT of the baseline fails, and then also one
+    /// of a figure that has no noise estimate (e.g. --by 5).
+    #[arg(long, value_name = "PERCENT", requires = "fail_if_worse", value_parser = percent)]
+    pub by: Option<f64>,
     #[command(flatten)]
     pub db: DbArgs,
+}
+
+/// Reads a margin in percent: `5`, `2.5%`.
+fn percent(text: &str) -> Result<f64, String> {
+    text.trim()
+        .trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p >= 0.0)
+        .ok_or_else(|| format!("'{text}' is not a percentage (a number from 0, e.g. 5 or 2.5%)"))
 }
 
 /// Examples of `linkperf report`.

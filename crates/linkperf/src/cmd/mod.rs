@@ -44,6 +44,9 @@ pub struct Prepared {
     recorder: Option<Recorder>,
     labels: Vec<String>,
     format: linkperf_report::Format,
+    gates: Vec<linkperf_core::gate::Condition>,
+    /// Events as they happen on stdout (`--json-stream`).
+    stream: Option<crate::output::EventStream>,
 }
 
 impl Prepared {
@@ -75,6 +78,8 @@ impl Prepared {
             recorder,
             labels: output.store.labels.clone(),
             format: output.format(),
+            gates: output.fail_if.clone(),
+            stream: output.json_stream.then(crate::output::EventStream::default),
         })
     }
 
@@ -116,7 +121,10 @@ impl Prepared {
     ) -> anyhow::Result<ExitCode> {
         self.progress.finish();
         let result = crate::output::build(parameters, &self.endpoint, measured, error.as_ref(), self.started_at);
-        crate::output::emit(&result, self.format)?;
+        match &self.stream {
+            Some(stream) => stream.result(&result)?,
+            None => crate::output::emit(&result, self.format)?,
+        }
         let labels = self.labels;
         let kept = self.recorder.map(|recorder| recorder.finish(&result, &labels));
         let mut code = ExitCode::SUCCESS;
@@ -139,6 +147,13 @@ impl Prepared {
             }
             _ => {}
         }
+        let failed = linkperf_core::gate::check(&self.gates, &result);
+        for failure in &failed {
+            eprintln!("gate failed: {}", crate::output::safe_value(&failure.to_string()));
+        }
+        if !failed.is_empty() && code == ExitCode::SUCCESS {
+            code = ExitCode::from(crate::exit::GATE);
+        }
         Ok(code)
     }
 }
@@ -146,17 +161,26 @@ impl Prepared {
 impl Observer for Prepared {
     fn phase(&self, label: &str, total: u64, unit: ProgressUnit) {
         self.progress.phase(label, total, unit);
+        if let Some(stream) = &self.stream {
+            stream.phase(label);
+        }
     }
     fn advance(&self, done: u64) {
         self.progress.advance(done);
     }
     fn interval(&self, what: &str, start_s: f64, end_s: f64, bps: f64) {
         self.progress.interval(what, start_s, end_s, bps);
+        if let Some(stream) = &self.stream {
+            stream.interval(what, start_s, end_s, bps);
+        }
         if let Some(recorder) = &self.recorder {
             recorder.keep_interval(what, (start_s, end_s), bps);
         }
     }
     fn measured(&self, item: Measurement<'_>) {
+        if let Some(stream) = &self.stream {
+            stream.measured(&item);
+        }
         if let Some(recorder) = &self.recorder {
             recorder.keep(item);
         }
@@ -166,6 +190,9 @@ impl Observer for Prepared {
     }
     fn announce(&self, message: &str) {
         self.progress.announce(message);
+        if let Some(stream) = &self.stream {
+            stream.note(message);
+        }
     }
     fn cancelled(&self) -> bool {
         self.progress.cancelled()

@@ -170,51 +170,93 @@ fn parse_import(text: &str) -> anyhow::Result<Vec<(Vec<String>, RunResult)>> {
     Ok(vec![(Vec::new(), result)])
 }
 
-/// The runs numbered `ids`, then the newest run of each label.
-fn select(store: &Store, ids: &[i64], labels: &[String]) -> anyhow::Result<Vec<i64>> {
-    let mut ids = ids.to_vec();
-    for label in labels {
-        let newest = store.list(&RunFilter { label: Some(label.clone()), limit: Some(1), ..RunFilter::default() })?;
-        let run = newest.first().ok_or_else(|| UsageError(format!("no run carries the label '{label}'")))?;
-        ids.push(run.id);
-    }
-    Ok(ids)
+/// One column of a comparison: a run, or every run of a suite that carries a label.
+struct Side {
+    /// The runs, oldest first.
+    runs: Vec<StoredRun>,
+    /// The label that chose them, for a set.
+    label: Option<String>,
 }
 
-/// `linkperf compare A B ...`: every matching figure side by side, with differences and verdicts.
+/// The columns of `compare`: each numbered run, then per label its newest run; when that run belongs to a
+/// suite (it carries `suite:NAME`), every run carrying both the label and that suite's label.
+fn sides(store: &Store, ids: &[i64], labels: &[String]) -> anyhow::Result<Vec<Side>> {
+    let mut sides = Vec::new();
+    for &id in ids {
+        sides.push(Side { runs: vec![store.run(id)?], label: None });
+    }
+    for label in labels {
+        let mut listed = store.list(&RunFilter { label: Some(label.clone()), ..RunFilter::default() })?;
+        let newest = listed.first().ok_or_else(|| UsageError(format!("no run carries the label '{label}'")))?;
+        let suite = newest.labels.iter().find(|l| l.starts_with("suite:") && *l != label).cloned();
+        match suite {
+            Some(suite) => listed.retain(|r| r.labels.contains(&suite)),
+            None => listed.truncate(1),
+        }
+        listed.reverse();
+        let runs = listed.iter().map(|r| store.run(r.id)).collect::<Result<Vec<StoredRun>, _>>()?;
+        sides.push(Side { runs, label: Some(label.clone()) });
+    }
+    Ok(sides)
+}
+
+/// `linkperf compare A B ...`: every matching figure side by side, with differences and verdicts; labelled
+/// suites test by test.
 pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     use linkperf_report::comparison::{write_comparison, ComparedRun, ComparisonFormat};
     let store = open_existing(&args.db)?;
-    let ids = select(&store, &args.ids, &args.labels)?;
-    if ids.len() < 2 {
+    let sides = sides(&store, &args.ids, &args.labels)?;
+    if sides.len() < 2 {
         return Err(UsageError("compare needs at least two runs: give their numbers or --label twice".into()).into());
     }
+    let newest = |side: &Side| side.runs.last().map_or(0, |r| r.id);
     let baseline = match args.baseline {
-        Some(id) => ids
-            .iter()
-            .position(|&i| i == id)
-            .ok_or_else(|| UsageError(format!("--baseline {id} is not one of the compared runs ({ids:?})")))?,
+        Some(id) => sides.iter().position(|s| s.runs.iter().any(|r| r.id == id)).ok_or_else(|| {
+            let ids: Vec<i64> = sides.iter().map(newest).collect();
+            UsageError(format!("--baseline {id} is not one of the compared runs ({ids:?})"))
+        })?,
         None => 0,
     };
-    let runs = ids.iter().map(|&id| store.run(id)).collect::<Result<Vec<StoredRun>, _>>()?;
-    let results: Vec<&RunResult> = runs.iter().map(|r| &r.result).collect();
-    let rows = linkperf_core::compare::compare(&results, baseline);
-    let compared: Vec<ComparedRun> = runs
+    let sets = sides.iter().any(|s| s.runs.len() > 1);
+    let rows = if sets {
+        let runs: Vec<Vec<&RunResult>> = sides.iter().map(|s| s.runs.iter().map(|r| &r.result).collect()).collect();
+        let compared = linkperf_core::compare::compare_sets(&runs, baseline);
+        for (test, counts) in &compared.tests {
+            if counts.contains(&0) {
+                let shown: Vec<String> =
+                    sides.iter().zip(counts).map(|(s, n)| format!("{} {n}", side_name(s))).collect();
+                eprintln!(
+                    "note: a {test} test is not in every set (runs of it: {}); its figures are shown where it ran",
+                    shown.join(", ")
+                );
+            }
+        }
+        compared.rows
+    } else {
+        let results: Vec<&RunResult> = sides.iter().map(|s| &s.runs[0].result).collect();
+        linkperf_core::compare::compare(&results, baseline)
+    };
+    let compared: Vec<ComparedRun> = sides
         .iter()
-        .map(|r| ComparedRun {
-            id: r.id,
-            labels: r.labels.clone(),
-            started_at: r.result.started_at.clone(),
-            test: match &r.result.endpoints.echo {
-                // Runs against an echo are told apart by their set-up (study 3's parameter table).
-                Some(echo) => format!(
-                    "{} over {}; {}",
-                    r.result.parameters.test_name(),
-                    r.result.parameters.proto().name(),
-                    echo.describe()
-                ),
-                None => r.result.parameters.test_name().to_string(),
-            },
+        .map(|side| {
+            let newest = side.runs.last().expect("a side has at least one run");
+            let mut labels = newest.labels.clone();
+            if let Some(label) = &side.label {
+                labels.retain(|l| l != label);
+                labels.insert(0, label.clone());
+            }
+            let suite = labels.iter().find(|l| l.starts_with("suite:"));
+            let test = match (sets, suite) {
+                (true, Some(suite)) => suite.clone(),
+                _ => compared_test(&newest.result),
+            };
+            ComparedRun {
+                id: newest.id,
+                labels,
+                started_at: newest.result.started_at.clone(),
+                test,
+                set: if sets { side.runs.iter().map(|r| r.id).collect() } else { Vec::new() },
+            }
         })
         .collect();
     let format = match (args.markdown, args.json) {
@@ -231,7 +273,19 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         rendered = crate::output::safe_text(&rendered).into_bytes();
     }
     std::io::stdout().lock().write_all(&rendered)?;
-    Ok(ExitCode::SUCCESS)
+    if !args.fail_if_worse {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let worse = linkperf_core::gate::regressions(&rows, baseline, args.by);
+    for regression in &worse {
+        eprintln!("worse: {}", crate::output::safe_value(&regression.to_string()));
+    }
+    Ok(if worse.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(crate::exit::GATE) })
+}
+
+/// A side's name in a note: its label, or its run's number.
+fn side_name(side: &Side) -> String {
+    side.label.clone().unwrap_or_else(|| format!("run {}", side.runs[0].id))
 }
 
 /// `linkperf report ID...`: one HTML page (and SVG charts) of runs, overlaid.
@@ -318,4 +372,14 @@ fn write_pngs(charts: &[linkperf_report::chart::Chart], dir: &std::path::Path) -
         eprintln!("wrote {}", file.display());
     }
     Ok(())
+}
+
+/// A run's test as a compared column is headed: runs against an echo with their set-up (study 3's
+/// parameter table), so that runs at different line settings are told apart.
+fn compared_test(run: &RunResult) -> String {
+    let test = run.parameters.test_name();
+    match &run.endpoints.echo {
+        Some(echo) => format!("{test} over {}; {}", run.parameters.proto().name(), echo.describe()),
+        None => test.to_string(),
+    }
 }

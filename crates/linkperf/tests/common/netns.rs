@@ -59,11 +59,11 @@ impl TestNet {
         self.shape_with_queue(rate, burst, "1000000");
     }
 
-    /// Like `shape`, with a queue of `limit` bytes.
+    /// Like `shape`, with a queue of `limit` bytes (replacing the shaper a test set before).
     pub fn shape_with_queue(&self, rate: &str, burst: &str, limit: &str) {
         for (ns, dev) in [(&self.client, &self.client_dev), (&self.responder, &self.responder_dev)] {
             let status = Command::new("tc")
-                .args(["-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate])
+                .args(["-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate])
                 .args(["burst", burst, "limit", limit])
                 .status()
                 .unwrap();
