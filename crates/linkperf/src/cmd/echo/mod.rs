@@ -18,8 +18,11 @@ use std::time::Duration;
 use linkperf_core::echo_setup::flow_name;
 use linkperf_core::line_budget::MIN_TIMEOUT_S;
 use linkperf_core::run_result::Parameters;
+use linkperf_core::Series;
 use linkperf_core::{LatencySpec, Proto, ThroughputSpec};
-use linkperf_net::echo_peer::{run_echo_idle, run_echo_latency, run_echo_throughput, EchoTimeouts};
+use linkperf_net::echo_peer::{run_echo_idle, run_echo_latency, run_echo_throughput, EchoTimeouts, Payload};
+use linkperf_net::run::MeasuredRun;
+use linkperf_net::transport::echo_link::EchoLink;
 use linkperf_net::transport::serial::SerialPort;
 
 use crate::args::latency::LatencyArgs;
@@ -47,20 +50,10 @@ pub fn latency(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let timeout = plan::latency(&mut spec, &args, opened.line.as_ref());
     opened.keep_setup(timeout, args.line.char_timeout, None);
     opened.expect(opened.line.map(|line| plan::announce_latency(&spec, &line)));
-    let Opened { mut links, endpoint, payload, peer, kind, .. } = opened;
-    let mut prepared = Prepared::with_endpoint(endpoint, None, &args.output)?;
-    let parameters = Parameters::Latency(spec.clone());
-    prepared.begin(&parameters);
     let timeouts = EchoTimeouts { message: timeout, inter_character: args.line.char_timeout };
-    let mut run = run_echo_latency(&mut links, &spec, payload, timeouts, &prepared);
-    run.responder.hostname = peer;
-    let intact =
-        run.series.iter().filter(|s| s.session.is_none()).filter_map(|s| s.summary.as_ref().map(|x| x.count)).sum();
-    let hint = hint::after_run(kind, spec.proto == Proto::Udp, run.error.as_ref(), intact, &run.warnings);
-    let code = prepared.conclude(parameters, Measured::series(run));
-    show(hint);
-    drop(links);
-    code
+    run_series(opened, Parameters::Latency(spec.clone()), &args.output, |links, payload, observer| {
+        run_echo_latency(links, &spec, payload, timeouts, observer)
+    })
 }
 
 /// `linkperf throughput` against an echo: the rate of intact bytes back.
@@ -132,15 +125,30 @@ pub fn idle(args: crate::args::idle::IdleArgs) -> anyhow::Result<ExitCode> {
     let timeout = plan::idle(&mut spec, &args, opened.line.as_ref());
     opened.keep_setup(timeout, args.line.char_timeout, None);
     opened.expect(opened.line.map(|line| plan::announce_idle(&spec, &line)));
-    let Opened { mut links, endpoint, payload, peer, kind, .. } = opened;
-    let mut prepared = Prepared::with_endpoint(endpoint, None, &args.output)?;
-    let parameters = Parameters::Idle(spec.clone());
-    prepared.begin(&parameters);
     let timeouts = EchoTimeouts { message: timeout, inter_character: args.line.char_timeout };
-    let mut run = run_echo_idle(links[0].as_mut(), &spec, payload, timeouts, &prepared);
+    run_series(opened, Parameters::Idle(spec.clone()), &args.output, |links, payload, observer| {
+        run_echo_idle(links[0].as_mut(), &spec, payload, timeouts, observer)
+    })
+}
+
+/// Runs a test of round-trip series against the opened echoes: keeps the run from its start, measures it
+/// with `measure`, prints and keeps the result, and says what to check when its outcome points to a
+/// problem with the echo. The links (a serial port: its settings) are released only after the result is kept.
+fn run_series(
+    opened: Opened,
+    parameters: Parameters,
+    output: &crate::args::output::OutputArgs,
+    measure: impl FnOnce(&mut [Box<dyn EchoLink>], Payload, &Prepared) -> MeasuredRun<Series>,
+) -> anyhow::Result<ExitCode> {
+    let Opened { mut links, endpoint, payload, peer, kind, .. } = opened;
+    let mut prepared = Prepared::with_endpoint(endpoint, None, output)?;
+    prepared.begin(&parameters);
+    let mut run = measure(&mut links, payload, &prepared);
     run.responder.hostname = peer;
-    let intact = run.series.iter().filter_map(|s| s.summary.as_ref().map(|x| x.count)).sum();
-    let hint = hint::after_run(kind, spec.proto == Proto::Udp, run.error.as_ref(), intact, &run.warnings);
+    let aggregates = run.series.iter().filter(|s| s.session.is_none());
+    let intact = aggregates.filter_map(|s| s.summary.as_ref().map(|x| x.count)).sum();
+    let udp = parameters.proto() == Proto::Udp;
+    let hint = hint::after_run(kind, udp, run.error.as_ref(), intact, &run.warnings);
     let code = prepared.conclude(parameters, Measured::series(run));
     show(hint);
     drop(links);
