@@ -417,3 +417,28 @@ fn throughput_to_a_slow_echo_of_unknown_rate_ends_in_bounded_time_with_its_pace(
     let bps = run["throughput"][0]["receiver_bps"].as_f64().unwrap();
     assert!((7680.0 * 0.99..=7680.0 * 1.01).contains(&bps), "{bps}");
 }
+
+#[test]
+fn throughput_tables_at_serial_rates_read_in_kbit_and_bit_per_second() {
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    for (baud, unit) in [(9600, "kbit/s"), (300, "bit/s")] {
+        let line = Line::start(baud, 10, Duration::ZERO, Fault::None);
+        let baud_text = baud.to_string();
+        let out = linkperf()
+            .args(["throughput", "--proto", "serial", "--device", line.device(), "--baud", &baud_text])
+            .args(["--duration", "2s", "--interval", "1s", "--no-progress", "--no-store"])
+            .output()
+            .unwrap();
+        let table = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{table}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(table.contains(&format!("goodput in {unit} of payload")), "{table}");
+        assert!(table.contains(&format!("recv {unit}")) && !table.contains("Mbit/s"), "{table}");
+        assert!(table.contains(" % of the link's maximum goodput, "), "the share and its formula: {table}");
+        let sum = table.lines().find(|l| l.trim_start().starts_with("upload") && l.contains(" sum ")).unwrap();
+        let recv: f64 = sum.split_whitespace().nth(4).unwrap().parse().unwrap();
+        // 7.68 kbit/s or 240 bit/s of payload: three significant digits at least, whatever the unit (the
+        // simulated line runs at exactly its rate; the 300 bit/s one moves 60 characters, hence 3 %).
+        let expected = if baud == 9600 { 7.68 } else { 240.0 };
+        assert!((recv - expected).abs() <= expected * 0.03, "{recv} {unit} in: {sum}");
+    }
+}
