@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::serial_line::{FlowControl, LineSettings};
+use crate::serial_line::{FlowControl, LineSettings, Packing};
 
 /// What sent the bytes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,6 +37,9 @@ pub struct EchoSetup {
     /// Throughput: the most bytes in flight per port (sent and not yet back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_bytes: Option<u64>,
+    /// When the far end forwards what it gathers (a device server's packing, as given; `serve --serial`'s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packing: Option<Packing>,
     /// The run length announced before the run, in seconds, when the line's rate allowed an estimate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_s: Option<f64>,
@@ -56,6 +59,9 @@ impl EchoSetup {
             let behind = if self.peer == EchoPeer::EchoService { "serial line behind it " } else { "" };
             parts.push(format!("{behind}{} ({} bits/character)", line.short(), line.bits_per_character()));
             parts.push(format!("flow control {}", flow_name(line.flow)));
+        }
+        if let Some(packing) = &self.packing {
+            parts.push(format!("far end's packing: {}", packing.describe()));
         }
         let char_timeout = self.inter_character_timeout_s.map_or("none".to_string(), seconds);
         parts.push(format!("inter-character timeout {char_timeout}"));
@@ -101,12 +107,14 @@ mod tests {
             inter_character_timeout_s: Some(0.005),
             timeout_s: 2.0,
             window_bytes: Some(240),
+            packing: Some(Packing { idle_s: Some(0.005), ..Packing::default() }),
             expected_s: Some(12.5),
         };
         assert_eq!(
             setup.describe(),
             "serial device looped back, 4 ports at once, 9600 7E1 (10 bits/character), flow control rtscts, \
-             inter-character timeout 5 ms, timeout 2 s, at most 240 B in flight per port"
+             far end's packing: forward after 5 ms quiet, inter-character timeout 5 ms, timeout 2 s, at most 240 B \
+             in flight per port"
         );
         let json = serde_json::to_value(&setup).unwrap();
         assert_eq!(json["line"]["parity"], "even");

@@ -442,3 +442,34 @@ fn throughput_tables_at_serial_rates_read_in_kbit_and_bit_per_second() {
         assert!((recv - expected).abs() <= expected * 0.03, "{recv} {unit} in: {sum}");
     }
 }
+
+#[test]
+fn serve_serial_with_packing_holds_bytes_until_the_line_is_quiet_and_the_run_records_it() {
+    let (near, far, _slaves) = cable();
+    let mut server = common::spawnable()
+        .args(["serve", "--serial", far.to_str().unwrap(), "--baud", "115200", "--pack-idle", "30ms"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = std::io::BufReader::new(server.stderr.take().unwrap());
+    let mut lines = String::new();
+    while !lines.contains("packing") {
+        assert!(std::io::BufRead::read_line(&mut said, &mut lines).unwrap() > 0, "{lines}");
+    }
+    assert!(lines.contains("packing: forward after 30 ms quiet"), "{lines}");
+    let device = near.to_str().unwrap();
+    let out = linkperf()
+        .args(echo_args("latency", &["--proto", "serial", "--device", device], &["--baud", "115200"]))
+        .args(["--size", "4", "--count", "10", "--warmup", "1", "--pack-idle", "30ms"])
+        .output()
+        .unwrap();
+    let _ = std::process::Command::new("kill").args(["-INT", &server.id().to_string()]).status();
+    assert!(common::wait_until(Duration::from_secs(10), || server.try_wait().unwrap().is_some()));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = json(&out.stdout);
+    // The far end forwards a message only once the line has been quiet for 30 ms after its last byte: no
+    // round trip can be shorter (the cable itself adds nothing).
+    let min_us = run["series"][0]["summary"]["min_us"].as_f64().unwrap();
+    assert!(min_us >= 30_000.0, "{min_us} us");
+    assert_eq!(run["endpoints"]["echo"]["packing"]["idle_s"], 0.03);
+}

@@ -98,6 +98,16 @@ pub struct SuiteLinkArgs {
     /// The inter-character timeout: --char-timeout of latency, throughput and idle.
     #[arg(long, value_name = "DURATION")]
     pub char_timeout: Option<String>,
+    /// The device server's packing, recorded with each test: --pack-length, --pack-idle and
+    /// --pack-delimiter of latency, throughput and idle.
+    #[arg(long, value_name = "CHARACTERS")]
+    pub pack_length: Option<u32>,
+    /// See --pack-length.
+    #[arg(long, value_name = "DURATION")]
+    pub pack_idle: Option<String>,
+    /// See --pack-length.
+    #[arg(long, value_name = "BYTE")]
+    pub pack_delimiter: Option<String>,
 }
 
 impl SuiteLinkArgs {
@@ -118,6 +128,9 @@ impl SuiteLinkArgs {
             pair("--proto", self.device.as_ref().map(|_| "serial".to_string())),
             pair("--device", self.device.clone()),
             pair("--char-timeout", self.char_timeout.clone()),
+            pair("--pack-length", self.pack_length.map(|n| n.to_string())),
+            pair("--pack-idle", self.pack_idle.clone()),
+            pair("--pack-delimiter", self.pack_delimiter.clone()),
         ]
         .into_iter()
         .flatten()

@@ -86,7 +86,7 @@ pub fn throughput(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
     let announced =
         opened.line.map(|l| plan::announce_throughput(&l, ports, spec.duration_s, (spec.sizes_bytes[0], window)));
     opened.expect(announced);
-    let Opened { mut links, endpoint, payload, line, peer, kind } = opened;
+    let Opened { mut links, endpoint, payload, line, peer, kind, .. } = opened;
     let mut prepared = Prepared::with_endpoint(endpoint, None, &args.output)?;
     let parameters = Parameters::Throughput(spec.clone());
     prepared.begin(&parameters);
@@ -171,7 +171,11 @@ pub fn serve_serial(
             flow_name(line.flow)
         );
     }
-    let echoed = linkperf_net::echo_peer::serve::serve_echo(&mut port, &crate::progress::interrupted)?;
+    let packing = settings.packing().unwrap_or_default();
+    if !quiet && !packing.is_none() {
+        eprintln!("linkperf serve: packing: {}", packing.describe());
+    }
+    let echoed = linkperf_net::echo_peer::serve::serve_echo(&mut port, &crate::progress::interrupted, &packing)?;
     if !quiet {
         eprintln!("linkperf serve: {echoed} bytes echoed");
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use linkperf_core::echo_setup::{flow_name, EchoPeer, EchoSetup};
-use linkperf_core::serial_line::{FlowControl, LineSettings};
+use linkperf_core::serial_line::{FlowControl, LineSettings, Packing};
 use linkperf_core::Proto;
 use linkperf_net::echo_peer::Payload;
 use linkperf_net::transport::echo_link::{EchoLink, TcpEcho, UdpEcho};
@@ -33,6 +33,8 @@ pub struct Opened {
     pub peer: String,
     /// Which kind of echo it is.
     pub kind: EchoPeer,
+    /// The far end's packing, as given (recorded, not applied: it is the far end's).
+    pub packing: Option<Packing>,
 }
 
 impl Opened {
@@ -45,6 +47,7 @@ impl Opened {
             inter_character_timeout_s: char_timeout.map(|d| d.as_secs_f64()),
             timeout_s: timeout.as_secs_f64(),
             window_bytes: window,
+            packing: self.packing,
             expected_s: None,
         });
     }
@@ -102,7 +105,8 @@ pub fn open(target: &TargetArgs, line: &LineArgs, proto: Proto, timeout: Duratio
     let described: Vec<String> = links.iter().map(|l| l.describe()).collect();
     let peer = format!("echo service (no responder), {}", described.join(", "));
     let endpoint = Endpoint::named(first, hosts.clone());
-    Ok(Opened { links, endpoint, payload, line: settings, peer, kind: EchoPeer::EchoService })
+    let packing = line.settings.packing();
+    Ok(Opened { links, endpoint, payload, line: settings, peer, kind: EchoPeer::EchoService, packing })
 }
 
 /// One item of a list of echo services: `HOST:PORT`, `[V6]:PORT`, or a host with --port.
@@ -138,7 +142,8 @@ fn open_serial(devices: &[PathBuf], line: &LineArgs) -> anyhow::Result<Opened> {
     let endpoint = Endpoint::named(Target::Unix(paths.join(",").into()), label);
     let peer = "loopback plug (no responder)".to_string();
     let payload = payload_for(&settings);
-    Ok(Opened { links, endpoint, payload, line: Some(settings), peer, kind: EchoPeer::SerialDevice })
+    let packing = line.settings.packing();
+    Ok(Opened { links, endpoint, payload, line: Some(settings), peer, kind: EchoPeer::SerialDevice, packing })
 }
 
 /// The bytes a line carries intact: its data bits, and no XON/XOFF under software flow control.
