@@ -389,11 +389,11 @@ fn a_throughput_test_on_a_line_writes_what_suits_the_line_and_keeps_it_busy() {
         &line,
         &["--baud", "9600", "--duration", "2s", "--interval", "1s"],
     )));
-    // 50 ms of the line a write (48 characters at 960/s), a quarter of a second in flight: not 1 MiB writes.
+    // 50 ms of the line a write (48 characters at 960/s), a second in flight: not 1 MiB writes.
     assert_eq!(run["parameters"]["sizes_bytes"], serde_json::json!([48]));
-    assert_eq!(run["endpoints"]["echo"]["window_bytes"], 240);
+    assert_eq!(run["endpoints"]["echo"]["window_bytes"], 960);
     assert_at_line_rate(&run["throughput"][0], 7680.0);
-    assert!(stderr.contains("2 s of writes of 48 B, at most 240 B in flight per line (250 ms to drain"), "{stderr}");
+    assert!(stderr.contains("2 s of writes of 48 B, at most 960 B in flight per line (1 s to drain"), "{stderr}");
 }
 
 #[test]
@@ -472,4 +472,38 @@ fn serve_serial_with_packing_holds_bytes_until_the_line_is_quiet_and_the_run_rec
     let min_us = run["series"][0]["summary"]["min_us"].as_f64().unwrap();
     assert!(min_us >= 30_000.0, "{min_us} us");
     assert_eq!(run["endpoints"]["echo"]["packing"]["idle_s"], 0.03);
+}
+
+#[test]
+fn a_serial_line_that_echoes_nothing_says_to_check_the_plug() {
+    let line = Line::start(115_200, 10, Duration::ZERO, Fault::Silent);
+    let out = linkperf()
+        .args(serial_args("latency", &line, &["--baud", "115200", "--count", "5", "--timeout", "200ms"]))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("hint: nothing came back over the serial line: is the loopback plug on"), "{stderr}");
+    assert!(!stderr.contains("linkperf serve` running"), "{stderr}");
+}
+
+/// The whole shipped study at 9600 8N1 over one simulated port, as a user would run it: a measurement, not
+/// a check for CI (it takes about a minute). `cargo test -p linkperf --test serial -- --ignored --nocapture`
+#[test]
+#[ignore = "takes about a minute: run by hand for the study's figures at 9600 8N1"]
+fn the_shipped_serial_server_study_runs_at_9600_in_its_announced_time() {
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    let line = Line::start(9600, 10, Duration::ZERO, Fault::None);
+    let started = Instant::now();
+    let out = linkperf()
+        .args(["suite", "--study", "serial-server", "--device", line.device(), "--baud", "9600", "--no-store"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}\n{stdout}\nthe suite took {:.1} s", started.elapsed().as_secs_f64());
+    assert!(out.status.success());
+    assert!(stderr.contains("10000 round trips (and 10 untimed) of 1 B: about 20.85 s"), "{stderr}");
+    let shares = shares(&stdout);
+    assert!(shares.len() == 1 && (99.0..=101.0).contains(&shares[0]), "{shares:?}");
 }

@@ -178,8 +178,8 @@ mod tests {
 
     #[test]
     fn throughput_on_a_line_writes_a_twentieth_of_a_second() {
-        assert_eq!(throughput(None, &line(9600)), (48, 240));
-        assert_eq!(throughput(Some(64), &line(9600)), (64, 240));
+        assert_eq!(throughput(None, &line(9600)), (48, 960));
+        assert_eq!(throughput(Some(64), &line(9600)), (64, 960));
         assert_eq!(seconds(273.0), "4 min 33 s");
     }
 }
