@@ -8,11 +8,13 @@ pub mod counters;
 pub mod datagram_tracker;
 pub mod datasheet;
 pub mod delay_trend;
+pub mod echo_setup;
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;
 pub mod gate;
 pub mod histogram;
 pub mod host_facts;
+pub mod line_budget;
 pub mod link_model;
 pub mod rate_search;
 pub mod run_result;

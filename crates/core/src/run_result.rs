@@ -110,12 +110,16 @@ pub struct Target {
 }
 
 /// Both endpoints' facts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Endpoints {
     /// The host running the test.
     pub client: HostFacts,
     /// The responder's host, as it reported itself.
     pub responder: HostFacts,
+    /// When the far end is an echo (a serial loopback, an echo service) rather than a responder: how the
+    /// loop was closed and the serial line's settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo: Option<crate::echo_setup::EchoSetup>,
 }
 
 /// One series of measurements: one message size of one session, or the aggregate of all sessions.

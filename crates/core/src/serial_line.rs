@@ -65,6 +65,24 @@ impl LineSettings {
         self.characters_per_s() * f64::from(self.data_bits)
     }
 
+    /// Seconds one character takes on the line: its bits over the baud rate (1.0417 ms at 9600 8N1).
+    pub fn character_s(&self) -> f64 {
+        f64::from(self.bits_per_character()) / f64::from(self.baud)
+    }
+
+    /// Seconds `bytes` characters take on the line back to back.
+    pub fn transfer_s(&self, bytes: u64) -> f64 {
+        bytes as f64 * self.character_s()
+    }
+
+    /// Seconds for a message of `bytes` to cross the line and come back across it: its characters out,
+    /// then back. What an echo that keeps the whole message before returning it (a device server's packing,
+    /// a responder at the far end of the line) needs at the least; a loopback plug returns each character
+    /// while the next goes out, in about half. The run lengths announced for a line are counted in these.
+    pub fn round_trip_s(&self, bytes: u64) -> f64 {
+        2.0 * self.transfer_s(bytes)
+    }
+
     /// The mask of the bits a character carries (a 7-bit line drops the top bit of a byte).
     pub fn data_mask(&self) -> u8 {
         (((1u16) << self.data_bits) - 1) as u8
@@ -110,6 +128,60 @@ impl LineSettings {
     }
 }
 
+/// When the far end of a line forwards what it has gathered, as a device server's packing settings do:
+/// once it holds `length` characters, once the line has been quiet for `idle_s` (a device server's
+/// inter-character timeout, or force-transmit time), or on the `delimiter` byte (forwarded with it). With
+/// none set, each read is forwarded at once. Applied by `serve --serial`; behind an echo service, the
+/// device's own settings as the user gave them, for the record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Packing {
+    /// Forward once this many characters are held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length: Option<u32>,
+    /// Forward once the line has been quiet this long, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_s: Option<f64>,
+    /// Forward up to and including this byte.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delimiter: Option<u8>,
+}
+
+impl Packing {
+    /// Whether no rule is set (each read is forwarded at once).
+    pub fn is_none(&self) -> bool {
+        self.length.is_none() && self.idle_s.is_none() && self.delimiter.is_none()
+    }
+
+    /// How many of the `held` bytes to forward now; `quiet`: the line has been quiet for `idle_s`. Whatever
+    /// the rules, `limit` bytes held are forwarded (a device server's buffer is not endless either).
+    pub fn forward(&self, held: &[u8], quiet: bool, limit: usize) -> usize {
+        if self.is_none() || (quiet && self.idle_s.is_some()) || held.len() >= limit {
+            return held.len();
+        }
+        let by_delimiter = self.delimiter.and_then(|d| held.iter().rposition(|&b| b == d)).map_or(0, |i| i + 1);
+        let by_length = self.length.map_or(0, |l| held.len() / l as usize * l as usize);
+        by_delimiter.max(by_length)
+    }
+
+    /// For people: `forward after 8 characters, after 30 ms quiet, on 0x0d`.
+    pub fn describe(&self) -> String {
+        let mut rules = Vec::new();
+        if let Some(length) = self.length {
+            rules.push(format!("after {length} characters"));
+        }
+        if let Some(idle) = self.idle_s {
+            rules.push(format!("after {} ms quiet", crate::units::format_significant(idle * 1000.0)));
+        }
+        if let Some(delimiter) = self.delimiter {
+            rules.push(format!("on 0x{delimiter:02x}"));
+        }
+        match rules.is_empty() {
+            true => "each read at once".into(),
+            false => format!("forward {}", rules.join(", or ")),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +206,30 @@ mod tests {
         assert_eq!(l.characters_per_s(), 11_520.0);
         assert_eq!(l.max_payload_bps(), 80_640.0);
         assert_eq!(l.data_mask(), 0x7f);
+    }
+
+    #[test]
+    fn a_character_at_9600_8n1_takes_ten_bits_of_a_9600th_of_a_second() {
+        let l = line(9600, 8, Parity::None, 1);
+        assert!((l.character_s() - 10.0 / 9600.0).abs() < 1e-15);
+        assert!((l.transfer_s(960) - 1.0).abs() < 1e-12);
+        assert!((l.round_trip_s(1) - 20.0 / 9600.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn packing_forwards_by_length_delimiter_or_quiet_as_a_device_server_does() {
+        let none = Packing::default();
+        assert_eq!(none.forward(b"abc", false, 4096), 3, "no rule: each read at once");
+        let length = Packing { length: Some(4), ..Packing::default() };
+        assert_eq!((length.forward(b"abc", false, 4096), length.forward(b"abcdefghi", false, 4096)), (0, 8));
+        assert_eq!(length.forward(b"abc", true, 4096), 0, "quiet forwards only with an idle rule");
+        let idle = Packing { length: Some(4), idle_s: Some(0.03), delimiter: None };
+        assert_eq!((idle.forward(b"abc", false, 4096), idle.forward(b"abc", true, 4096)), (0, 3));
+        let delimiter = Packing { delimiter: Some(b'\r'), ..Packing::default() };
+        assert_eq!(delimiter.forward(b"ab\rcd\ref", false, 4096), 6);
+        assert_eq!(delimiter.forward(b"abcdef", false, 4), 6, "a full buffer goes whatever the rules");
+        assert_eq!(idle.describe(), "forward after 4 characters, or after 30 ms quiet");
+        assert_eq!(delimiter.describe(), "forward on 0x0d");
     }
 
     #[test]

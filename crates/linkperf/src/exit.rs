@@ -55,6 +55,10 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 }
 
 fn hint_for(error: &anyhow::Error) -> Option<&'static str> {
+    // An echo has no `linkperf serve` to start: its own hint says what to check.
+    if let Some(problem) = error.chain().find_map(|e| e.downcast_ref::<crate::cmd::echo::hint::EchoProblem>()) {
+        return Some(problem.hint());
+    }
     let io_kind = error.chain().find_map(|e| e.downcast_ref::<std::io::Error>()).map(|e| e.kind());
     match io_kind {
         Some(std::io::ErrorKind::ConnectionRefused) => {

@@ -74,6 +74,7 @@ pub fn build(
         endpoints: Endpoints {
             client: measured.client.unwrap_or_else(linkperf_net::host::local_host_facts),
             responder: measured.responder,
+            echo: endpoint.echo.clone(),
         },
         series: measured.series,
         throughput: measured.throughput,

@@ -5,97 +5,23 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "common/echo_line.rs"]
+mod echo_line;
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, UdpSocket};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::net::TcpListener;
+use std::sync::atomic::Ordering;
 
 use common::{json, linkperf};
-
-/// What the echo does to the byte stream.
-#[derive(Clone, Copy)]
-enum Fault {
-    /// Nothing: every byte back as it came.
-    None,
-    /// Flips a bit of the byte at this position of the stream.
-    Change(u64),
-    /// Swallows the byte at this position of the stream.
-    Drop(u64),
-    /// Never sends anything back.
-    Silent,
-}
-
-/// A TCP echo on 127.0.0.1 serving one connection at a time in a thread; its port.
-fn tcp_echo(fault: Fault) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            std::thread::spawn(move || {
-                let mut buffer = [0u8; 16 * 1024];
-                let mut position = 0u64;
-                while let Ok(n) = stream.read(&mut buffer) {
-                    if n == 0 {
-                        return;
-                    }
-                    let mut out: Vec<u8> = Vec::with_capacity(n);
-                    for &b in &buffer[..n] {
-                        match fault {
-                            Fault::Change(at) if at == position => out.push(b ^ 0x01),
-                            Fault::Drop(at) if at == position => {}
-                            _ => out.push(b),
-                        }
-                        position += 1;
-                    }
-                    if matches!(fault, Fault::Silent) {
-                        continue;
-                    }
-                    if stream.write_all(&out).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    port
-}
-
-/// A UDP echo on 127.0.0.1 that drops datagram number `drop_nth` (from 1, 0 for none); its port and the
-/// count of datagrams it saw.
-fn udp_echo(drop_nth: u64) -> (u16, Arc<AtomicU64>) {
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let port = socket.local_addr().unwrap().port();
-    let seen = Arc::new(AtomicU64::new(0));
-    let counter = seen.clone();
-    std::thread::spawn(move || {
-        let mut buffer = [0u8; 65536];
-        while let Ok((n, from)) = socket.recv_from(&mut buffer) {
-            let number = counter.fetch_add(1, Ordering::SeqCst) + 1;
-            if number != drop_nth {
-                let _ = socket.send_to(&buffer[..n], from);
-            }
-        }
-    });
-    (port, seen)
-}
+use echo_line::{echo_args, passing, tcp_echo, udp_echo, Fault};
 
 fn args<'a>(test: &'a str, port: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![test, "127.0.0.1", "--port", port, "--peer", "echo", "--json", "--no-progress", "--no-store"];
-    v.extend_from_slice(extra);
-    v
+    echo_args(test, &["127.0.0.1", "--port", port, "--peer", "echo"], extra)
 }
 
 #[test]
 fn tcp_round_trips_against_an_echo_service_are_timed_per_size() {
     let port = tcp_echo(Fault::None).to_string();
-    let out = linkperf()
-        .args(args("latency", &port, &["--size", "1,1k", "--count", "300", "--warmup", "10"]))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = json(&out.stdout);
+    let run = passing(linkperf().args(args("latency", &port, &["--size", "1,1k", "--count", "300", "--warmup", "10"])));
     let series = run["series"].as_array().unwrap();
     assert_eq!(series.len(), 2);
     for s in series {
@@ -149,22 +75,57 @@ fn a_peer_that_does_not_echo_is_a_clear_error_with_exit_code_1() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no reply within 0.2 s") && stderr.contains("does the peer echo"), "{stderr}");
+    // No `linkperf serve` to start against an echo: the hint says what is wrong with the echo.
+    assert!(stderr.contains("hint: the echo service took the bytes but sent nothing back"), "{stderr}");
+    assert!(!stderr.contains("linkperf serve` running"), "{stderr}");
+}
+
+#[test]
+fn an_echo_service_that_is_not_there_is_named_as_such() {
+    // A port just closed: nothing listens on it.
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+    let out = linkperf().args(args("latency", &port, &["--count", "5"])).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("could not connect to the echo service at 127.0.0.1"), "{stderr}");
+    assert!(stderr.contains("hint: no echo service listens there: check the address and --port"), "{stderr}");
+    assert!(!stderr.contains("linkperf serve"), "{stderr}");
+}
+
+#[test]
+fn bytes_that_all_come_back_changed_point_to_the_line_settings() {
+    let port = tcp_echo(Fault::ChangeAll).to_string();
+    let out =
+        linkperf().args(args("latency", &port, &["--size", "4", "--count", "5", "--warmup", "0"])).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("hint: bytes came back changed: the two ends' settings differ"), "{stderr}");
+}
+
+#[test]
+fn keepalives_go_to_a_udp_echo_during_the_gaps() {
+    let (port, seen) = udp_echo(0);
+    let port = port.to_string();
+    let run = passing(
+        linkperf()
+            .args(args("idle", &port, &["--proto", "udp", "--size", "16", "--gaps", "0,100ms", "--count", "2"]))
+            .args(["--keepalive", "20ms"]),
+    );
+    assert!(run["series"].as_array().unwrap().iter().all(|s| s["summary"]["count"] == 2), "{run}");
+    // 4 timed datagrams; each 100 ms gap holds keep-alives at 20, 40, 60, 80 ms (at least one however
+    // loaded the machine is); the 0 s gaps hold none.
+    let datagrams = seen.load(Ordering::SeqCst);
+    assert!((4 + 2..=4 + 2 * 4).contains(&datagrams), "{datagrams} datagrams reached the echo");
 }
 
 #[test]
 fn udp_datagrams_lost_by_the_echo_are_counted_and_the_run_goes_on() {
     let (port, seen) = udp_echo(20);
     let port = port.to_string();
-    let out = linkperf()
-        .args(args(
-            "latency",
-            &port,
-            &["--proto", "udp", "--size", "32", "--count", "50", "--warmup", "5", "--timeout", "200ms"],
-        ))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = json(&out.stdout);
+    let run = passing(linkperf().args(args(
+        "latency",
+        &port,
+        &["--proto", "udp", "--size", "32", "--count", "50", "--warmup", "5", "--timeout", "200ms"],
+    )));
     assert_eq!(run["series"][0]["summary"]["count"], 49);
     assert_eq!(run["series"][0]["lost"], 1);
     assert_eq!(seen.load(Ordering::SeqCst), 55, "5 warm-up and 50 timed datagrams reached the echo");
@@ -173,12 +134,11 @@ fn udp_datagrams_lost_by_the_echo_are_counted_and_the_run_goes_on() {
 #[test]
 fn throughput_counts_the_intact_bytes_that_came_back() {
     let port = tcp_echo(Fault::None).to_string();
-    let out = linkperf()
-        .args(args("throughput", &port, &["--duration", "500ms", "--interval", "100ms", "--size", "4k"]))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = json(&out.stdout);
+    let run = passing(linkperf().args(args(
+        "throughput",
+        &port,
+        &["--duration", "500ms", "--interval", "100ms", "--size", "4k"],
+    )));
     let s = &run["throughput"][0];
     assert!(s["receiver_bps"].as_f64().unwrap() > 0.0, "{s}");
     assert_eq!(s["receiver_bytes"], s["sender_bytes"], "every byte came back intact");
@@ -187,12 +147,11 @@ fn throughput_counts_the_intact_bytes_that_came_back() {
 #[test]
 fn throughput_through_a_corrupting_echo_reports_the_changed_bytes() {
     let port = tcp_echo(Fault::Change(1000)).to_string();
-    let out = linkperf()
-        .args(args("throughput", &port, &["--duration", "300ms", "--interval", "100ms", "--size", "4k"]))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = json(&out.stdout);
+    let run = passing(linkperf().args(args(
+        "throughput",
+        &port,
+        &["--duration", "300ms", "--interval", "100ms", "--size", "4k"],
+    )));
     assert!(run["warnings"].to_string().contains("1 bytes came back changed"), "{}", run["warnings"]);
     let s = &run["throughput"][0];
     assert_eq!(s["receiver_bytes"].as_u64().unwrap() + 1, s["sender_bytes"].as_u64().unwrap());
@@ -212,24 +171,19 @@ fn an_echo_needs_a_host_and_takes_no_responder_options() {
 fn sixteen_echo_services_at_once_give_sixteen_series_and_their_aggregate() {
     let targets: Vec<String> = (0..16).map(|_| format!("127.0.0.1:{}", tcp_echo(Fault::None))).collect();
     let list = targets.join(",");
-    let out = linkperf()
-        .args([
-            "latency",
-            &list,
-            "--peer",
-            "echo",
-            "--size",
-            "1",
-            "--count",
-            "50",
-            "--json",
-            "--no-progress",
-            "--no-store",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = json(&out.stdout);
+    let run = passing(linkperf().args([
+        "latency",
+        &list,
+        "--peer",
+        "echo",
+        "--size",
+        "1",
+        "--count",
+        "50",
+        "--json",
+        "--no-progress",
+        "--no-store",
+    ]));
     let series = run["series"].as_array().unwrap();
     assert_eq!(series.len(), 17, "the aggregate, then one per port");
     assert_eq!(series[0]["session"], serde_json::Value::Null);
@@ -250,13 +204,11 @@ fn throughput_to_several_echoes_is_summed_and_given_per_port() {
     // Nothing listens on port 1: a clear failure before anything is measured.
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("could not connect to the echo service at 127.0.0.1:1"));
-    let out = linkperf()
-        .args(["throughput", &list, "--peer", "echo", "--duration", "300ms", "--interval", "100ms", "--size", "4k"])
-        .args(["--json", "--no-progress", "--no-store"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = json(&out.stdout);
+    let run = passing(
+        linkperf()
+            .args(["throughput", &list, "--peer", "echo", "--duration", "300ms", "--interval", "100ms", "--size", "4k"])
+            .args(["--json", "--no-progress", "--no-store"]),
+    );
     let rows = run["throughput"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
     let bytes = |r: &serde_json::Value| r["receiver_bytes"].as_u64().unwrap();

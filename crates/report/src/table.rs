@@ -123,9 +123,15 @@ fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
                 linkperf_core::Proto::Udp => "UDP payload (datagram bytes after the UDP header)",
                 _ => "payload (application bytes)",
             };
+            let unit = crate::throughput_table::rate_unit(run);
+            let prefix = match unit.name() {
+                "bit/s" => String::new(),
+                name => format!(", 1 {} = 10^{} bit", name.trim_end_matches("/s"), unit.bps().log10().round()),
+            };
             writeln!(
                 out,
-                "goodput in Mbit/s of {payload}, 1 Mbit = 10^6 bit, read by the receiver; what the sender wrote beside it"
+                "goodput in {} of {payload}{prefix}, read by the receiver; what the sender wrote beside it",
+                unit.name()
             )?;
         }
         Parameters::Idle(spec) => {
@@ -158,6 +164,9 @@ fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(out, "client:    {}", describe_host(&run.endpoints.client))?;
     writeln!(out, "responder: {}", describe_host(&run.endpoints.responder))?;
+    if let Some(echo) = &run.endpoints.echo {
+        writeln!(out, "set-up:    {}", echo.describe())?;
+    }
     writeln!(out)
 }
 

@@ -5,19 +5,22 @@ use std::io::{self, Write};
 
 use linkperf_core::counters::HostCounters;
 use linkperf_core::run_result::ThroughputSeries;
-use linkperf_core::units::format_size;
+use linkperf_core::units::{format_significant, format_size, RateUnit};
 use linkperf_core::{Direction, Proto, RunResult, ThroughputSpec};
 
 /// Writes the rows and intervals of a throughput run (the header and footer are the table's).
 pub(crate) fn write_body(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
-    let common = ["phase", "size", "flow", "stream", "recv Mbit/s", "sent Mbit/s", "window s", "msg/s", "µs/msg"];
+    let unit = rate_unit(run);
+    let (recv, sent) = (format!("recv {}", unit.name()), format!("sent {}", unit.name()));
+    let common = ["phase", "size", "flow", "stream", &recv, &sent, "window s", "msg/s", "µs/msg"];
     write!(
         out,
         "{:<13} {:>6} {:<8} {:>6} {:>12} {:>12} {:>8} {:>11} {:>9}",
         common[0], common[1], common[2], common[3], common[4], common[5], common[6], common[7], common[8]
     )?;
     if spec.proto == Proto::Udp {
-        let udp = ["offer Mbit/s", "lost/sent", "loss %", "jitter µs", "ooo", "dup", "stalls"];
+        let offer = format!("offer {}", unit.name());
+        let udp = [offer.as_str(), "lost/sent", "loss %", "jitter µs", "ooo", "dup", "stalls"];
         writeln!(
             out,
             " {:>12} {:>19} {:>8} {:>10} {:>6} {:>6} {:>6}",
@@ -27,9 +30,9 @@ pub(crate) fn write_body(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn W
         writeln!(out, " {:>8} {:>9} {:>8} {:<6}", "retrans", "cwnd KiB", "srtt µs", "cc")?;
     }
     for series in &run.throughput {
-        write_row(series, out)?;
+        write_row(series, unit, out)?;
     }
-    write_both_ways(spec, run, out)?;
+    write_both_ways(spec, run, unit, out)?;
     write_link(run, out)?;
     write_cpu(run, out)?;
     write_counters(run, out)?;
@@ -37,8 +40,31 @@ pub(crate) fn write_body(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn W
     write_intervals(spec, run, out)
 }
 
-fn write_row(s: &ThroughputSeries, out: &mut dyn Write) -> io::Result<()> {
-    let mbit = |bps: Option<f64>| bps.map(|b| format!("{:.2}", b / 1e6)).unwrap_or_else(|| "-".into());
+/// The bit-rate unit of a run's table: Mbit/s, or on a slower run the unit its fastest rate asks for
+/// (kbit/s, bit/s), so that a serial line's 7.68 kbit/s never reads 0.01 Mbit/s.
+pub(crate) fn rate_unit(run: &RunResult) -> RateUnit {
+    let rows = run.throughput.iter();
+    let rates = rows.flat_map(|s| {
+        let offered = s.udp.as_ref().and_then(|u| u.offered_bps);
+        let intervals = s.intervals.iter().map(|i| i.goodput_bps);
+        [s.receiver_bps, s.sender_bps, offered].into_iter().flatten().chain(intervals)
+    });
+    match RateUnit::for_bit_rate(rates.fold(0.0, f64::max)) {
+        RateUnit::GigabitPerSecond => RateUnit::MegabitPerSecond,
+        slower => slower,
+    }
+}
+
+/// A rate in `unit`: two decimals of Mbit/s as ever, at least three significant digits below.
+fn rate_in(bps: f64, unit: RateUnit) -> String {
+    match unit {
+        RateUnit::MegabitPerSecond => format!("{:.2}", bps / 1e6),
+        _ => format_significant(bps / unit.bps()),
+    }
+}
+
+fn write_row(s: &ThroughputSeries, unit: RateUnit, out: &mut dyn Write) -> io::Result<()> {
+    let mbit = |bps: Option<f64>| bps.map(|b| rate_in(b, unit)).unwrap_or_else(|| "-".into());
     let number = |v: Option<f64>, digits: usize| v.map(|v| format!("{v:.digits$}")).unwrap_or_else(|| "-".into());
     let stream = s.stream.map(|i| i.to_string()).unwrap_or_else(|| "sum".into());
     let mark = if s.complete { "" } else { " *" };
@@ -82,7 +108,7 @@ fn write_row(s: &ThroughputSeries, out: &mut dyn Write) -> io::Result<()> {
 /// For phases that carry both directions, the link's total work: the sum of the two goodputs when they run
 /// at once; when they take turns, both directions' bytes over the whole duration (each direction's own
 /// goodput is then averaged over its turns and the other's between them).
-fn write_both_ways(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+fn write_both_ways(spec: &ThroughputSpec, run: &RunResult, unit: RateUnit, out: &mut dyn Write) -> io::Result<()> {
     let sums: Vec<&ThroughputSeries> = run.throughput.iter().filter(|s| s.stream.is_none()).collect();
     for (up, down) in sums.iter().zip(sums.iter().skip(1)) {
         let both = matches!(up.phase, Direction::Bidirectional | Direction::Alternating);
@@ -97,10 +123,10 @@ fn write_both_ways(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn Write) 
             if let Some(total) = total_bps {
                 writeln!(
                     out,
-                    "{:<13} {:>6} both ways {:>19.2}   ({how})",
+                    "{:<13} {:>6} both ways {:>19}   ({how})",
                     up.phase.name(),
                     format_size(up.size_bytes),
-                    total / 1e6
+                    rate_in(total, unit)
                 )?;
             }
         }
@@ -223,6 +249,7 @@ fn write_counters(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn write_intervals(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let unit = rate_unit(run);
     for s in run.throughput.iter().filter(|s| s.stream.is_none()) {
         writeln!(
             out,
@@ -242,7 +269,8 @@ fn write_intervals(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn Write) 
                 t if t < length - 1e-9 => format!("  ({t:.3} s of it in total)"),
                 _ => String::new(),
             };
-            writeln!(out, "  {:>7.2} - {:>7.2} s {:>12.2} Mbit/s{note}", i.start_s, i.end_s, i.goodput_bps / 1e6)?;
+            let rate = rate_in(i.goodput_bps, unit);
+            writeln!(out, "  {:>7.2} - {:>7.2} s {rate:>12} {}{note}", i.start_s, i.end_s, unit.name())?;
         }
         if let Some(note) = short_interval_note(run, s) {
             writeln!(out, "  {note}")?;

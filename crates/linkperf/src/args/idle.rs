@@ -20,7 +20,8 @@ gaps, to show whether keep-alives remove the penalty.";
 const EXAMPLES: &str = "Examples:
   linkperf idle 198.18.0.2                                    gaps 0, 1ms, 10ms, 100ms, 500ms, 1s, 2s
   linkperf idle 198.18.0.2 --gaps 0,100ms,1s --count 20
-  linkperf idle 198.18.0.2 --keepalive 50ms                   the same with keep-alives";
+  linkperf idle 198.18.0.2 --keepalive 50ms                   the same with keep-alives
+  linkperf idle --proto serial --device /dev/ttyUSB0 --keepalive 50ms   keep-alives over a serial line";
 
 /// Arguments of `linkperf idle`.
 #[derive(Debug, Clone, Args)]
@@ -37,20 +38,28 @@ pub struct IdleArgs {
     /// Timed messages per gap.
     #[arg(short = 'n', long, default_value_t = 10)]
     pub count: u64,
-    /// Message size in bytes (request and reply each).
-    #[arg(short, long, default_value = "64", value_parser = value::size)]
-    pub size: u64,
-    /// Exchange a keep-alive message on a second connection this often during the gaps.
+    /// Message size in bytes (request and reply each) [default: 64; on a serial line: 1].
+    #[arg(short, long, value_parser = value::size)]
+    pub size: Option<u64>,
+    /// Exchange a keep-alive message this often during the gaps: on a second connection to a responder;
+    /// against an echo (--peer echo, --proto serial), on the same link, each one echoed and checked before
+    /// the timed message is sent.
     #[arg(long, value_parser = value::duration)]
     pub keepalive: Option<Duration>,
-    /// How long a reply may take: a later UDP reply counts as lost, a TCP/Unix one ends the run.
-    #[arg(long, default_value = "3s", value_parser = value::timeout)]
-    pub timeout: Duration,
+    /// How long a reply may take: a later UDP reply counts as lost, a TCP/Unix one ends the run [default:
+    /// 3s; on a serial line: 4 round trips of the message at the line's rate, at least 3s].
+    #[arg(long, value_parser = value::timeout)]
+    pub timeout: Option<Duration>,
     #[command(flatten)]
     pub line: super::line::LineArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
+
+/// The default message size.
+const DEFAULT_SIZE: u64 = 64;
+/// The default time a reply may take.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl TryFrom<&IdleArgs> for IdleSpec {
     type Error = UsageError;
@@ -59,16 +68,18 @@ impl TryFrom<&IdleArgs> for IdleSpec {
         if args.count == 0 {
             return Err(UsageError("--count must be at least 1".into()));
         }
-        if args.size == 0 || args.timeout.is_zero() || args.keepalive.is_some_and(|k| k.is_zero()) {
+        let size = args.size.unwrap_or(DEFAULT_SIZE);
+        let timeout = args.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        if size == 0 || timeout.is_zero() || args.keepalive.is_some_and(|k| k.is_zero()) {
             return Err(UsageError("--size, --timeout and --keepalive must be above zero".into()));
         }
         Ok(IdleSpec {
             proto: Proto::from(args.proto),
             gaps_s: args.gaps.0.iter().map(Duration::as_secs_f64).collect(),
             count: args.count,
-            size_bytes: args.size,
+            size_bytes: size,
             keepalive_s: args.keepalive.map(|k| k.as_secs_f64()),
-            timeout_s: args.timeout.as_secs_f64(),
+            timeout_s: timeout.as_secs_f64(),
         })
     }
 }

@@ -14,7 +14,7 @@ use crate::exit::UsageError;
 pub const LONG_ABOUT: &str = "Round-trip latency: the client sends SIZE bytes, the responder sends them back, and each round trip is timed. Reports count, min, mean, stddev, p50 (typ), p90, p99, p99.9, max, transactions/s and lost replies per message size, always as full round trips (never halved).";
 
 /// Examples shown after the options in `--help`.
-const EXAMPLES: &str = "Examples:\n  linkperf latency                                  64-byte TCP round trips on loopback\n  linkperf latency 198.18.0.2 --size 64,256,1k,4k,16k,64k\n  linkperf latency HOST --proto udp --wait spin --duration 10s\n  linkperf latency HOST --sessions 8 --size 1      8 concurrent sessions, each and aggregate\n  linkperf latency HOST --rate 1k                   open loop: 1000 requests/s on a fixed schedule\n  linkperf latency HOST --under-load up --duration 10s   idle, then beside a TCP upload (bufferbloat)";
+const EXAMPLES: &str = "Examples:\n  linkperf latency                                  64-byte TCP round trips on loopback\n  linkperf latency 198.18.0.2 --size 64,256,1k,4k,16k,64k\n  linkperf latency HOST --proto udp --wait spin --duration 10s\n  linkperf latency HOST --sessions 8 --size 1      8 concurrent sessions, each and aggregate\n  linkperf latency HOST --rate 1k                   open loop: 1000 requests/s on a fixed schedule\n  linkperf latency HOST --under-load up --duration 10s   idle, then beside a TCP upload (bufferbloat)\n  linkperf latency --proto serial --device /dev/ttyUSB0 --baud 9600   1-byte round trips through a loopback plug\n  linkperf latency HOST --port 4001 --peer echo --baud 9600   a device server's echo (no responder)";
 
 /// Arguments of `linkperf latency`.
 #[derive(Debug, Clone, Args)]
@@ -26,18 +26,19 @@ pub struct LatencyArgs {
     #[arg(long, value_enum, default_value = "tcp")]
     pub proto: ProtoArg,
     /// Message sizes in bytes (k = 1024), one series each, e.g. 64,256,1k,4k,16k,64k. UDP messages carry
-    /// a 12-byte header, so they are at least 12 bytes.
-    #[arg(short, long, value_name = "SIZES", default_value = "64", value_parser = value::size_list)]
-    pub size: value::SizeList,
-    /// Timed round trips per size and session [default: 10000].
+    /// a 12-byte header, so they are at least 12 bytes [default: 64; on a serial line: 1].
+    #[arg(short, long, value_name = "SIZES", value_parser = value::size_list)]
+    pub size: Option<value::SizeList>,
+    /// Timed round trips per size and session [default: 10000; on a serial line: as many as fit in about
+    /// 60 s of the line, 10 to 10000].
     #[arg(short = 'n', long, conflicts_with = "duration")]
     pub count: Option<u64>,
     /// Time per size instead of a count, e.g. 10s.
     #[arg(short, long, value_parser = value::duration)]
     pub duration: Option<Duration>,
-    /// Untimed round trips before each size.
-    #[arg(long, default_value_t = 100)]
-    pub warmup: u64,
+    /// Untimed round trips before each size [default: 100; on a serial line: a hundredth of the count].
+    #[arg(long)]
+    pub warmup: Option<u64>,
     /// How both ends wait for data: block sleeps in the kernel; spin busy-polls (lowest latency, one core
     /// per session at each end).
     #[arg(long, value_enum, default_value = "block")]
@@ -49,9 +50,10 @@ pub struct LatencyArgs {
     /// from its scheduled send, so stalls are not hidden.
     #[arg(long, value_parser = value::per_second)]
     pub rate: Option<f64>,
-    /// How long a reply may take: a later UDP reply counts as lost, a TCP/Unix one ends the run.
-    #[arg(long, default_value = "2s", value_parser = value::timeout)]
-    pub timeout: Duration,
+    /// How long a reply may take: a later UDP reply counts as lost, a TCP/Unix one ends the run [default:
+    /// 2s; on a serial line: 4 round trips of the largest message at the line's rate, at least 2s].
+    #[arg(long, value_parser = value::timeout)]
+    pub timeout: Option<Duration>,
     /// Measure each size twice, idle and then while bulk TCP saturates the path this way (bufferbloat);
     /// each series runs for --duration [default: 10s].
     #[arg(long, value_enum, value_name = "DIRECTION")]
@@ -71,6 +73,12 @@ pub struct LatencyArgs {
 
 /// The default number of timed round trips per size.
 const DEFAULT_COUNT: u64 = 10_000;
+/// The default message size.
+const DEFAULT_SIZE: u64 = 64;
+/// The default untimed round trips before each size.
+const DEFAULT_WARMUP: u64 = 100;
+/// The default time a reply may take.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 /// The default length of each series under load.
 const DEFAULT_LOADED_S: f64 = 10.0;
 /// How long the load runs before a loaded series starts, and after it ends.
@@ -92,13 +100,15 @@ impl TryFrom<&LatencyArgs> for LatencySpec {
 
     fn try_from(args: &LatencyArgs) -> Result<Self, UsageError> {
         let proto = Proto::from(args.proto);
-        if let Some(zero) = args.size.0.iter().find(|&&s| s == 0) {
+        let sizes = args.size.as_ref().map_or_else(|| vec![DEFAULT_SIZE], |s| s.0.clone());
+        if let Some(zero) = sizes.iter().find(|&&s| s == 0) {
             return Err(UsageError(format!("message size {zero} is too small: sizes start at 1 byte")));
         }
         if args.sessions == 0 {
             return Err(UsageError("--sessions must be at least 1".into()));
         }
-        if args.timeout.is_zero() {
+        let timeout = args.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        if timeout.is_zero() {
             return Err(UsageError("--timeout must be above zero".into()));
         }
         let (stop, load) = match args.under_load {
@@ -130,13 +140,13 @@ impl TryFrom<&LatencyArgs> for LatencySpec {
         };
         Ok(LatencySpec {
             proto,
-            sizes_bytes: args.size.0.clone(),
+            sizes_bytes: sizes,
             stop,
-            warmup: args.warmup,
+            warmup: args.warmup.unwrap_or(DEFAULT_WARMUP),
             wait: args.wait.into(),
             sessions: args.sessions,
             rate_per_s: args.rate,
-            timeout_s: args.timeout.as_secs_f64(),
+            timeout_s: timeout.as_secs_f64(),
             load,
         })
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use linkperf_core::serial_line::{FlowControl, LineSettings, Parity};
+use linkperf_core::serial_line::{FlowControl, LineSettings, Packing, Parity};
 
 use super::value;
 use crate::exit::UsageError;
@@ -36,7 +36,9 @@ pub struct LineArgs {
 pub struct LineSettingsArgs {
     /// Serial line rate in bit/s (a standard rate: 50 to 4000000) [default with --proto serial: 9600]. With
     /// --peer echo over TCP or UDP, the rate of the serial line behind a device server (set on the device):
-    /// throughput is then also given as % of that line's rate, and the payload fits its data bits.
+    /// throughput is then also given as % of that line's rate, and the payload fits its data bits. On a
+    /// line, sizes, counts and timeouts not given follow its rate, and the run length is announced first
+    /// (docs/serial.md).
     #[arg(long)]
     pub baud: Option<u32>,
     /// Data bits per character.
@@ -51,6 +53,27 @@ pub struct LineSettingsArgs {
     /// Flow control.
     #[arg(long, value_enum, default_value = "none")]
     pub flow: FlowArg,
+    /// Packing of the line's far end: forward once this many characters are held. `serve --serial`
+    /// applies it; with --peer echo or --proto serial it records the device server's (or far end's)
+    /// setting with the run (docs/serial.md, "Parameters").
+    #[arg(long, value_name = "CHARACTERS", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub pack_length: Option<u32>,
+    /// Packing: forward once the line has been quiet this long (a device server's inter-character
+    /// timeout, or force-transmit time), e.g. 20ms.
+    #[arg(long, value_name = "DURATION", value_parser = value::duration)]
+    pub pack_idle: Option<Duration>,
+    /// Packing: forward up to and including this byte, e.g. 0x0d or 13.
+    #[arg(long, value_name = "BYTE", value_parser = byte)]
+    pub pack_delimiter: Option<u8>,
+}
+
+/// A byte as typed: decimal, or hexadecimal after `0x`.
+fn byte(text: &str) -> Result<u8, String> {
+    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u8::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map_err(|_| format!("'{text}' is not a byte: give 0 to 255, or 0x00 to 0xff"))
 }
 
 /// The line rate of a serial device when --baud is not given.
@@ -88,6 +111,16 @@ pub enum FlowArg {
 }
 
 impl LineSettingsArgs {
+    /// The far end's packing, when any rule is given.
+    pub fn packing(&self) -> Option<Packing> {
+        let packing = Packing {
+            length: self.pack_length,
+            idle_s: self.pack_idle.map(|d| d.as_secs_f64()),
+            delimiter: self.pack_delimiter,
+        };
+        (!packing.is_none()).then_some(packing)
+    }
+
     /// The settings, at 9600 bit/s unless --baud says otherwise.
     pub fn serial(&self) -> LineSettings {
         self.at(self.baud.unwrap_or(DEFAULT_BAUD))
@@ -135,5 +168,16 @@ impl LineArgs {
             )),
             (false, true) => Ok(self.peer == PeerArg::Echo),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_are_typed_in_decimal_or_hex() {
+        assert_eq!((byte("13"), byte("0x0d"), byte("0XFF")), (Ok(13), Ok(13), Ok(255)));
+        assert!(byte("256").is_err() && byte("0x100").is_err() && byte("cr").is_err());
     }
 }

@@ -24,6 +24,7 @@ const EXAMPLES: &str = "Examples:
   linkperf suite HOST --study radio-datasheet --markdown > datasheet.md
   linkperf suite HOST --profile my-link.toml --repeat 5
   linkperf suite HOST --study radio-datasheet --link-rate 250k --max 250k   a slow link
+  linkperf suite --study serial-server --device /dev/ttyUSB0 --baud 9600   study 3 on a port of this host
   linkperf suite --list-studies";
 
 /// Arguments of `linkperf suite`.
@@ -90,6 +91,23 @@ pub struct SuiteLinkArgs {
     /// Its flow control (none, rtscts, xonxoff): --flow of the same tests.
     #[arg(long)]
     pub flow: Option<String>,
+    /// Serial ports of this host, looped back (comma-separated): the tests of latency, throughput and idle
+    /// run over them (--proto serial --device) instead of against HOST.
+    #[arg(long, value_name = "PATHS", conflicts_with = "host")]
+    pub device: Option<String>,
+    /// The inter-character timeout: --char-timeout of latency, throughput and idle.
+    #[arg(long, value_name = "DURATION")]
+    pub char_timeout: Option<String>,
+    /// The device server's packing, recorded with each test: --pack-length, --pack-idle and
+    /// --pack-delimiter of latency, throughput and idle.
+    #[arg(long, value_name = "CHARACTERS")]
+    pub pack_length: Option<u32>,
+    /// See --pack-length.
+    #[arg(long, value_name = "DURATION")]
+    pub pack_idle: Option<String>,
+    /// See --pack-length.
+    #[arg(long, value_name = "BYTE")]
+    pub pack_delimiter: Option<String>,
 }
 
 impl SuiteLinkArgs {
@@ -107,6 +125,12 @@ impl SuiteLinkArgs {
             pair("--parity", self.parity.clone()),
             pair("--stop-bits", self.stop_bits.map(|b| b.to_string())),
             pair("--flow", self.flow.clone()),
+            pair("--proto", self.device.as_ref().map(|_| "serial".to_string())),
+            pair("--device", self.device.clone()),
+            pair("--char-timeout", self.char_timeout.clone()),
+            pair("--pack-length", self.pack_length.map(|n| n.to_string())),
+            pair("--pack-idle", self.pack_idle.clone()),
+            pair("--pack-delimiter", self.pack_delimiter.clone()),
         ]
         .into_iter()
         .flatten()

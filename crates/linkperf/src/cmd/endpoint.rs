@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use linkperf_core::echo_setup::EchoSetup;
 use linkperf_core::Proto;
 use linkperf_net::{Responder, ResponderConfig, ResponderHandle, Target};
 
@@ -16,6 +17,8 @@ pub struct Endpoint {
     pub target: Target,
     /// What the user named, or `embedded`.
     pub label: String,
+    /// The set-up of a test against an echo (kept with the result), `None` against a responder.
+    pub echo: Option<EchoSetup>,
     /// Keeps the embedded responder's socket file until the test ends.
     _embedded: Option<ResponderHandle>,
 }
@@ -24,7 +27,7 @@ impl Endpoint {
     /// An endpoint that is not a responder (an echo service, a serial device): `target` is where it is,
     /// `label` what the user named.
     pub fn named(target: Target, label: String) -> Self {
-        Self { target, label, _embedded: None }
+        Self { target, label, echo: None, _embedded: None }
     }
 }
 
@@ -42,11 +45,14 @@ pub fn resolve(args: &TargetArgs, proto: Proto) -> anyhow::Result<Endpoint> {
         }
         (Some(host), None, _) => {
             let target = Target::resolve(host, args.port)?;
-            Ok(Endpoint { target, label: host.clone(), _embedded: None })
+            Ok(Endpoint { target, label: host.clone(), echo: None, _embedded: None })
         }
-        (None, Some(path), _) => {
-            Ok(Endpoint { target: Target::Unix(path.clone()), label: path.display().to_string(), _embedded: None })
-        }
+        (None, Some(path), _) => Ok(Endpoint {
+            target: Target::Unix(path.clone()),
+            label: path.display().to_string(),
+            echo: None,
+            _embedded: None,
+        }),
         (None, None, _) => embedded(proto),
     }
 }
@@ -65,7 +71,7 @@ fn embedded(proto: Proto) -> anyhow::Result<Endpoint> {
         Some(path) => Target::Unix(path.clone()),
         None => Target::Inet(handle.address()),
     };
-    Ok(Endpoint { target, label: "embedded".into(), _embedded: Some(handle) })
+    Ok(Endpoint { target, label: "embedded".into(), echo: None, _embedded: Some(handle) })
 }
 
 fn temporary_socket_path() -> PathBuf {

@@ -253,7 +253,7 @@ fn compared_run(side: &Side, sets: bool) -> Option<linkperf_report::comparison::
     }
     let test = match (sets, labels.iter().find(|l| l.starts_with("suite:"))) {
         (true, Some(suite)) => suite.clone(),
-        _ => newest.result.parameters.test_name().to_string(),
+        _ => compared_test(&newest.result),
     };
     Some(linkperf_report::comparison::ComparedRun {
         id: newest.id,
@@ -394,4 +394,14 @@ fn write_pngs(charts: &[linkperf_report::chart::Chart], dir: &std::path::Path) -
         eprintln!("wrote {}", file.display());
     }
     Ok(())
+}
+
+/// A run's test as a compared column is headed: runs against an echo with their set-up (study 3's
+/// parameter table), so that runs at different line settings are told apart.
+fn compared_test(run: &RunResult) -> String {
+    let test = run.parameters.test_name();
+    match &run.endpoints.echo {
+        Some(echo) => format!("{test} over {}; {}", run.parameters.proto().name(), echo.describe()),
+        None => test.to_string(),
+    }
 }

@@ -1,5 +1,9 @@
 //! The idle wake-up test against an echo: after each idle gap, the round trip of one message until its last
 //! byte is back (docs/metrics.md, "Idle wake-up"), with every byte checked as in the latency test.
+//!
+//! With keep-alives, a message is exchanged every keep-alive period during the gap, over the same link (an
+//! echo has no second session, and a serial line has one pair of wires): each is echoed and checked like a
+//! timed one, but not timed, and the timed message leaves at the gap's end once the last keep-alive is back.
 
 use std::time::{Duration, Instant};
 
@@ -13,8 +17,8 @@ use crate::run::MeasuredRun;
 use crate::transport::echo_link::EchoLink;
 use crate::NetError;
 
-/// Runs one series per gap: `spec.count` messages, each after the gap's silence. `spec.timeout_s` and
-/// `spec.keepalive_s` are not used (the caller refuses a keep-alive: an echo has no second session).
+/// Runs one series per gap: `spec.count` messages, each after the gap's silence (or its keep-alives, every
+/// `spec.keepalive_s`). `spec.timeout_s` is replaced by `timeouts`.
 pub fn run_echo_idle(
     link: &mut dyn EchoLink,
     spec: &IdleSpec,
@@ -38,7 +42,11 @@ pub fn run_echo_idle(
                 run.error = Some(NetError::Interrupted);
                 break;
             }
-            std::thread::sleep(gap);
+            if let Err(error) = wait_out(link, gap, spec.keepalive_s, (&mut buffers, &mut sequence), payload, timeouts)
+            {
+                run.error = Some(error);
+                break;
+            }
             sequence += 1;
             let sent_at = Instant::now();
             match exchange(link, &mut buffers, sequence, payload, timeouts) {
@@ -65,11 +73,55 @@ pub fn run_echo_idle(
         observer.measured(Measurement::Series(&series));
         run.series.push(series);
         if changed > 0 {
-            run.warnings.push(format!("after {gap_s} s gaps: {changed} messages came back changed (not timed)"));
+            run.warnings
+                .push(format!("after {gap_s} s gaps: {changed} messages {} (not timed)", super::CHANGED_WARNING));
         }
         if run.error.is_some() {
             break;
         }
     }
     run
+}
+
+/// Waits out one gap: silent, or exchanging a keep-alive every `keepalive_s` until the gap ends. A
+/// keep-alive that does not come back intact ends the run: the timed message after it would not be one
+/// after a kept-alive link.
+fn wait_out(
+    link: &mut dyn EchoLink,
+    gap: Duration,
+    keepalive_s: Option<f64>,
+    (buffers, sequence): (&mut (Vec<u8>, Vec<u8>), &mut u64),
+    payload: Payload,
+    timeouts: EchoTimeouts,
+) -> Result<(), NetError> {
+    let start = Instant::now();
+    let end = start + gap;
+    let Some(period) = keepalive_s.map(Duration::from_secs_f64).filter(|p| !p.is_zero()) else {
+        std::thread::sleep(gap);
+        return Ok(());
+    };
+    let mut next = start + period;
+    while next < end {
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        *sequence += 1;
+        let size = buffers.0.len();
+        match exchange(link, buffers, *sequence, payload, timeouts) {
+            Ok(Echo::Intact) => {}
+            Ok(Echo::Changed(bytes)) => {
+                return Err(NetError::Invalid(format!(
+                    "a keep-alive {} over {} ({bytes} of {size} bytes)",
+                    super::CHANGED_WARNING,
+                    link.describe()
+                )))
+            }
+            Ok(Echo::Missing(bytes)) => {
+                return Err(stall(link, timeouts.message, &format!("{bytes} of {size} bytes of a keep-alive")))
+            }
+            Err(e) => return Err(NetError::io(format!("keep-alive over {}", link.describe()), e)),
+        }
+        // A keep-alive slower than the period is followed by the next at once, never by a burst of them.
+        next = (next + period).max(Instant::now());
+    }
+    std::thread::sleep(end.saturating_duration_since(Instant::now()));
+    Ok(())
 }

@@ -110,9 +110,10 @@ fn collect(
     for (o, link) in outcomes.iter().zip(links) {
         if o.changed_messages > 0 {
             run.warnings.push(format!(
-                "{}: {} of the {size} B messages came back changed ({} bytes differed); they are counted, not timed",
+                "{}: {} of the {size} B messages {} ({} bytes differed); they are counted, not timed",
                 link.describe(),
                 o.changed_messages,
+                super::CHANGED_WARNING,
                 o.changed_bytes
             ));
         }

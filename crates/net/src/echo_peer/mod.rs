@@ -10,6 +10,9 @@ pub mod payload;
 pub mod serve;
 pub mod throughput;
 
+/// Words every warning about bytes that came back changed holds (the binary's hints look for them).
+pub const CHANGED_WARNING: &str = "came back changed";
+
 pub use idle::run_echo_idle;
 pub use latency::{run_echo_latency, EchoTimeouts};
 pub use payload::Payload;

@@ -4,7 +4,10 @@
 //! The rate is taken over the receiving side's span, from the end of its first read to its last: bytes
 //! of the first read arrived before the span began and are left out, so the figure is exactly the
 //! steady pace of the echo (a line's character rate), not diluted by the first byte's round trip. After
-//! the sender stops, the reader waits until every byte is back or nothing arrived for the timeout.
+//! the sender stops, the reader waits until every byte is back, or nothing arrived for the timeout, or as
+//! long again as the test ran (an echo slower than the bytes in flight, such as a device server whose line
+//! is slower than the network, would otherwise drain for hours): the run ends in at most twice its
+//! duration (plus the timeout when that is longer), with the missing bytes counted.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -33,6 +36,8 @@ struct Received {
     span_s: f64,
     /// The link failed or went quiet for the timeout before every byte was back.
     error: Option<NetError>,
+    /// Bytes were still coming back, slowly, when the drain's time was up: not waited for.
+    gave_up: bool,
     /// Each read: seconds since the run's epoch at its end, and the intact bytes it brought.
     arrivals: Vec<(f64, u64)>,
 }
@@ -103,10 +108,20 @@ pub fn run_echo_throughput(
     for (o, link) in outcomes.iter().zip(links.iter()) {
         let name = link.describe();
         if o.received.changed > 0 {
-            run.warnings
-                .push(format!("{name}: {} bytes came back changed: counted, not in the rate", o.received.changed));
+            run.warnings.push(format!(
+                "{name}: {} bytes {}: counted, not in the rate",
+                o.received.changed,
+                super::CHANGED_WARNING
+            ));
         }
-        if o.received.bytes < o.sent {
+        if o.received.gave_up {
+            run.warnings.push(format!(
+                "{name}: {} of the {} bytes sent were still coming back {:.1} s after the writes ended, and were not waited for: the echo is slower than the bytes in flight (on a serial line behind an echo service, give its --baud to size them to the line)",
+                o.sent - o.received.bytes,
+                o.sent,
+                Duration::from_secs_f64(spec.duration_s).max(timeout).as_secs_f64()
+            ));
+        } else if o.received.bytes < o.sent {
             run.warnings.push(format!(
                 "{name}: {} of the {} bytes sent never came back",
                 o.sent - o.received.bytes,
@@ -169,8 +184,9 @@ fn measure_one(
     let sent = AtomicU64::new(0);
     let back = AtomicU64::new(0);
     let sending = AtomicBool::new(true);
+    let drain = timeout.max(Duration::from_secs_f64(spec.duration_s));
     let (send_error, received) = std::thread::scope(|scope| {
-        let read = scope.spawn(|| receive(reader, payload, (&sent, &back), &sending, (timeout, epoch)));
+        let read = scope.spawn(|| receive(reader, payload, (&sent, &back), &sending, (timeout, drain, epoch)));
         let error = send(link, (size, window), payload, spec.duration_s, (&sent, &back), observer);
         sending.store(false, Ordering::Release);
         (error, read.join().unwrap_or_default())
@@ -230,10 +246,12 @@ fn send(
         } else {
             payload.fill(0, offset, &mut buffer);
         }
-        if let Err(e) = link.send(&buffer) {
-            return Some(NetError::io(format!("sending to the echo over {}", link.describe()), e));
+        // A write that the echo does not take in time is cut there (what was written counts), so that the
+        // end of the test and Ctrl-C are seen within a fifth of a second however slow the echo.
+        match link.send_until(&buffer, end.min(Instant::now() + Duration::from_millis(200))) {
+            Ok(written) => offset += written as u64,
+            Err(e) => return Some(NetError::io(format!("sending to the echo over {}", link.describe()), e)),
         }
-        offset += size as u64;
         sent.store(offset, Ordering::Release);
         let elapsed = start.elapsed().as_millis() as u64;
         if elapsed >= reported + 100 {
@@ -247,21 +265,29 @@ fn send(
     None
 }
 
-/// Reads and checks the echo until every byte sent is back, or nothing came for `timeout`.
+/// Reads and checks the echo until every byte sent is back, or nothing came for `timeout`, or `drain` has
+/// passed since the sender stopped.
 fn receive(
     link: &mut dyn EchoLink,
     payload: Payload,
     (sent, back): (&AtomicU64, &AtomicU64),
     sending: &AtomicBool,
-    (timeout, epoch): (Duration, Instant),
+    (timeout, drain, epoch): (Duration, Duration, Instant),
 ) -> Received {
     let mut out = Received::default();
     let mut buffer = vec![0u8; 64 * 1024];
     let mut first_read_end: Option<Instant> = None;
     let mut last = Instant::now();
+    let mut stopped: Option<Instant> = None;
     loop {
-        if !sending.load(Ordering::Acquire) && out.bytes >= sent.load(Ordering::Acquire) {
-            break;
+        if !sending.load(Ordering::Acquire) {
+            if out.bytes >= sent.load(Ordering::Acquire) {
+                break;
+            }
+            if stopped.get_or_insert_with(Instant::now).elapsed() >= drain {
+                out.gave_up = true;
+                break;
+            }
         }
         let n = match link.receive(&mut buffer, Duration::from_millis(50)) {
             Ok(n) => n,

@@ -8,12 +8,31 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The most bytes one write of [`EchoLink::send_until`]'s default takes: a write blocks while the device
+/// cannot take it, and 64 characters cross even a 300 bit/s line in about 2 s.
+const SLICE_BYTES: usize = 64;
 
 /// A channel to an echoing peer.
 pub trait EchoLink: Send {
     /// Sends all of `bytes` (one datagram on a datagram link).
     fn send(&mut self, bytes: &[u8]) -> std::io::Result<()>;
+    /// Sends as much of `bytes` as the link takes before `deadline` and returns how much that was, so that a
+    /// sender stops on time even when the echo is slower than one write (a 1 MiB write to a device server
+    /// on a 9600 bit/s line would block for 18 minutes). A datagram link sends the whole datagram. The
+    /// default sends slices of [`SLICE_BYTES`], checking the deadline between them.
+    fn send_until(&mut self, bytes: &[u8], deadline: Instant) -> std::io::Result<usize> {
+        let mut sent = 0;
+        for slice in bytes.chunks(SLICE_BYTES) {
+            if sent > 0 && Instant::now() >= deadline {
+                break;
+            }
+            self.send(slice)?;
+            sent += slice.len();
+        }
+        Ok(sent)
+    }
     /// Waits up to `timeout` for bytes and returns how many were read: `Ok(0)` when none came in time. A
     /// peer that closed the link is an error.
     fn receive(&mut self, buffer: &mut [u8], timeout: Duration) -> std::io::Result<usize>;
@@ -29,6 +48,8 @@ pub trait EchoLink: Send {
 pub struct TcpEcho {
     stream: TcpStream,
     timeout: Option<Duration>,
+    /// Whether a write timeout is set (by `send_until`), to be cleared before a plain `send`.
+    write_timeout: bool,
 }
 
 impl TcpEcho {
@@ -36,13 +57,37 @@ impl TcpEcho {
     pub fn connect(address: SocketAddr, timeout: Duration) -> std::io::Result<Self> {
         let stream = TcpStream::connect_timeout(&address, timeout)?;
         stream.set_nodelay(true)?;
-        Ok(Self { stream, timeout: None })
+        Ok(Self { stream, timeout: None, write_timeout: false })
     }
 }
 
 impl EchoLink for TcpEcho {
     fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        if self.write_timeout {
+            self.stream.set_write_timeout(None)?;
+            self.write_timeout = false;
+        }
         self.stream.write_all(bytes)
+    }
+
+    fn send_until(&mut self, bytes: &[u8], deadline: Instant) -> std::io::Result<usize> {
+        let mut sent = 0;
+        while sent < bytes.len() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            self.stream.set_write_timeout(Some(left.max(Duration::from_millis(1))))?;
+            self.write_timeout = true;
+            match self.stream.write(&bytes[sent..]) {
+                Ok(0) => return Err(std::io::Error::new(ErrorKind::WriteZero, "the echo service takes no more")),
+                Ok(n) => sent += n,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(sent)
     }
 
     fn receive(&mut self, buffer: &mut [u8], timeout: Duration) -> std::io::Result<usize> {
@@ -65,7 +110,7 @@ impl EchoLink for TcpEcho {
     }
 
     fn try_clone(&self) -> std::io::Result<Box<dyn EchoLink>> {
-        Ok(Box::new(TcpEcho { stream: self.stream.try_clone()?, timeout: None }))
+        Ok(Box::new(TcpEcho { stream: self.stream.try_clone()?, timeout: None, write_timeout: false }))
     }
 
     fn describe(&self) -> String {
@@ -91,6 +136,10 @@ impl UdpEcho {
 }
 
 impl EchoLink for UdpEcho {
+    fn send_until(&mut self, bytes: &[u8], _deadline: Instant) -> std::io::Result<usize> {
+        self.send(bytes).map(|()| bytes.len())
+    }
+
     fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         loop {
             match self.socket.send(bytes) {

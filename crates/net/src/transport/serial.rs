@@ -56,11 +56,20 @@ pub enum SerialError {
     },
 }
 
-/// An open serial port, in this process's hands alone, restored on drop.
+/// An open serial port, in this process's hands alone. Its handles (the port and those from
+/// `try_clone`, e.g. the reading thread's of a throughput test) share one [`PortLock`]: the port is
+/// unlocked and restored when the last of them drops.
 pub struct SerialPort {
-    file: Flock<File>,
+    file: File,
     path: PathBuf,
-    previous: Option<Termios>,
+    /// Shared by every handle (a `Mutex` only to be `Sync`: nothing locks it but its drop).
+    lock: std::sync::Arc<std::sync::Mutex<PortLock>>,
+}
+
+/// The lock on a port and the settings it had before: put back, and the lock released, on drop.
+struct PortLock {
+    file: Flock<File>,
+    previous: Termios,
     /// Its entry in [`OPEN_PORTS`].
     id: u64,
 }
@@ -98,17 +107,18 @@ impl SerialPort {
         if let Ok(handle) = file.try_clone() {
             OPEN_PORTS.lock().unwrap_or_else(|e| e.into_inner()).push((id, handle, previous.clone()));
         }
-        let mut port = Self { file, path: path.to_path_buf(), previous: Some(previous.clone()), id };
+        let handle = file.try_clone().map_err(open_error)?;
+        // From here on, dropping the lock restores the port, whatever fails below.
+        let lock = std::sync::Arc::new(std::sync::Mutex::new(PortLock { file, previous: previous.clone(), id }));
         let mut wanted = previous;
         configure(&mut wanted, baud, line);
         let refused = |what: String| SerialError::Refused { path: path.to_path_buf(), what };
-        termios::tcsetattr(port.file.as_fd(), SetArg::TCSANOW, &wanted).map_err(|e| refused(e.to_string()))?;
-        let got = termios::tcgetattr(port.file.as_fd()).map_err(|e| refused(e.to_string()))?;
+        termios::tcsetattr(handle.as_fd(), SetArg::TCSANOW, &wanted).map_err(|e| refused(e.to_string()))?;
+        let got = termios::tcgetattr(handle.as_fd()).map_err(|e| refused(e.to_string()))?;
         check(&wanted, &got, line).map_err(refused)?;
         // Bytes left over from before (a previous run's echo) would be taken for this run's.
-        let _ = termios::tcflush(port.file.as_fd(), termios::FlushArg::TCIOFLUSH);
-        port.previous.get_or_insert(got);
-        Ok(port)
+        let _ = termios::tcflush(handle.as_fd(), termios::FlushArg::TCIOFLUSH);
+        Ok(Self { file: handle, path: path.to_path_buf(), lock })
     }
 
     /// The device's path.
@@ -117,12 +127,10 @@ impl SerialPort {
     }
 }
 
-impl Drop for SerialPort {
+impl Drop for PortLock {
     fn drop(&mut self) {
-        if let Some(previous) = self.previous.take() {
-            // Output still queued would be cut off by the old settings: let it drain first.
-            let _ = termios::tcsetattr(self.file.as_fd(), SetArg::TCSADRAIN, &previous);
-        }
+        // Output still queued would be cut off by the old settings: let it drain first.
+        let _ = termios::tcsetattr(self.file.as_fd(), SetArg::TCSADRAIN, &self.previous);
         OPEN_PORTS.lock().unwrap_or_else(|e| e.into_inner()).retain(|(id, _, _)| *id != self.id);
         set_exclusive(&self.file, false);
     }
@@ -232,35 +240,6 @@ fn check(wanted: &Termios, got: &Termios, line: &LineSettings) -> Result<(), Str
 
 impl EchoLink for SerialPort {
     fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        (&*self.file).write_all(bytes)
-    }
-
-    fn receive(&mut self, buffer: &mut [u8], timeout: Duration) -> std::io::Result<usize> {
-        read_within(&self.file, buffer, timeout)
-    }
-
-    fn is_datagram(&self) -> bool {
-        false
-    }
-
-    fn try_clone(&self) -> std::io::Result<Box<dyn EchoLink>> {
-        Ok(Box::new(SerialHandle { file: self.file.try_clone()?, path: self.path.clone() }))
-    }
-
-    fn describe(&self) -> String {
-        self.path.display().to_string()
-    }
-}
-
-/// A second handle on an open port (for the reading thread of a throughput test). It neither locks nor
-/// restores: the [`SerialPort`] it came from does.
-struct SerialHandle {
-    file: File,
-    path: PathBuf,
-}
-
-impl EchoLink for SerialHandle {
-    fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.file.write_all(bytes)
     }
 
@@ -273,7 +252,8 @@ impl EchoLink for SerialHandle {
     }
 
     fn try_clone(&self) -> std::io::Result<Box<dyn EchoLink>> {
-        Ok(Box::new(SerialHandle { file: self.file.try_clone()?, path: self.path.clone() }))
+        let file = self.file.try_clone()?;
+        Ok(Box::new(SerialPort { file, path: self.path.clone(), lock: self.lock.clone() }))
     }
 
     fn describe(&self) -> String {
