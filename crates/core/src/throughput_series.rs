@@ -87,7 +87,9 @@ fn sum_series(
         receiver_bps,
         sender_bps: sent.as_ref().map(|s| s.goodput_bps),
         receiver_bytes: received.as_ref().map(|s| s.bytes).unwrap_or(0),
-        sender_bytes: sent.as_ref().map(|s| s.bytes).unwrap_or(0),
+        // Every byte the senders' sockets accepted, not only those in the window: a send buffer larger than
+        // the link's bandwidth-delay product fills in the first fine bin, which the window leaves out.
+        sender_bytes: senders.iter().map(|s| s.bytes).sum(),
         window_s: received.as_ref().map(|s| s.window_s).unwrap_or(0.0),
         messages_per_s: receiver_bps.map(|bps| bps / 8.0 / size as f64),
         us_per_message: receiver_bps.filter(|&bps| bps > 0.0).map(|bps| size as f64 * 8.0 / bps * 1e6),
@@ -238,7 +240,14 @@ mod tests {
 
     #[test]
     fn one_stream_gives_one_row_with_its_tcp_state() {
-        let tcp = TcpStats { retransmits: 1, cwnd_bytes: 2, srtt_us: 3, mss_bytes: 1448, congestion: "cubic".into() };
+        let tcp = TcpStats {
+            retransmits: 1,
+            cwnd_bytes: 2,
+            srtt_us: 3,
+            mss_bytes: 1448,
+            congestion: "cubic".into(),
+            max_srtt_us: None,
+        };
         let sender = StreamRecord { tcp: Some(tcp.clone()), ..record(0, End::Sender) };
         let rows = combine(
             &spec(Proto::Tcp, 1),
