@@ -218,7 +218,8 @@ pub struct ThroughputSeries {
     pub sender_bps: Option<f64>,
     /// Payload bytes read by the receiver (in the window, for a sum).
     pub receiver_bytes: u64,
-    /// Payload bytes written by the sender (in the window, for a sum).
+    /// Payload bytes written by the sender: every byte its sockets accepted over the whole test (unlike
+    /// `receiver_bytes` and `sender_bps`, not only in the window).
     pub sender_bytes: u64,
     /// Seconds over which `receiver_bps` was computed.
     pub window_s: f64,
