@@ -99,6 +99,14 @@ impl HostCounters {
         }
     }
 
+    /// Packets dropped on receive at this host below the sockets: the interface's drops, FIFO overruns and
+    /// errors (`/proc/net/dev`) or the driver's own receive-drop counters ([`Self::nic_receive_drops`]),
+    /// whichever is larger (they often count the same packets: never their sum), plus the backlog drops.
+    pub fn receive_drops(&self) -> u64 {
+        let kernel = self.interface.as_ref().map_or(0, |i| i.rx_dropped + i.rx_fifo + i.rx_errors);
+        kernel.max(self.nic_receive_drops()) + self.softnet_dropped
+    }
+
     /// Packets the receiving NIC dropped by its driver's own count: the sum of the driver counters whose
     /// name says a receive drop (`rx` and one of `drop`, `miss`, `fifo`, `over`, `no_buf`, `nobuf`). Names
     /// vary by driver; this reads the common ones (docs/metrics.md, "NIC statistics").

@@ -321,10 +321,7 @@ impl LossAttribution {
         let sending = sender_drops
             + sender.udp_sndbuf_errors
             + sender.interface.as_ref().map_or(0, |i| i.tx_dropped + i.tx_errors);
-        // The kernel's view of the interface (`/proc/net/dev`) and the driver's own drop counters often count
-        // the same packets: the larger of the two, never their sum.
-        let kernel = receiver.interface.as_ref().map_or(0, |i| i.rx_dropped + i.rx_fifo + i.rx_errors);
-        let interface = kernel.max(receiver.nic_receive_drops()) + receiver.softnet_dropped;
+        let interface = receiver.receive_drops();
         let sending_host = take(sending);
         let receiver_socket_buffer = take(receiver.udp_rcvbuf_errors);
         let receiving_interface = take(interface);

@@ -253,6 +253,21 @@ fn write_counters(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             field(c, |h| h.softnet_dropped),
             field(r, |h| h.softnet_dropped)
         )?;
+        for (end, counters) in [("client", c), ("responder", r)] {
+            write_nic(end, counters, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// The driver statistics that changed at one end (`ethtool -S`), a few per line, under the driver's names.
+fn write_nic(end: &str, counters: Option<&HostCounters>, out: &mut dyn Write) -> io::Result<()> {
+    let Some(h) = counters.filter(|h| !h.nic.is_empty()) else { return Ok(()) };
+    let name = h.interface.as_ref().map_or("its interface", |i| i.name.as_str());
+    writeln!(out, "  NIC statistics that changed, {end} ({name}):")?;
+    let cells: Vec<String> = h.nic.iter().map(|n| format!("{} {}", n.name, n.value)).collect();
+    for line in cells.chunks(4) {
+        writeln!(out, "    {}", line.join(", "))?;
     }
     Ok(())
 }
@@ -386,5 +401,20 @@ mod tests {
         assert!(text.contains("turns: 3, writing 1.000 s each"), "{text}");
         assert!(text.contains("turnaround median 4.0 ms, longest 4.0 ms (1 did not drain in time)"), "{text}");
         assert!(text.contains("idle direction received 5 bytes"), "{text}");
+    }
+
+    #[test]
+    fn the_nic_statistics_that_changed_are_shown_by_end() {
+        use linkperf_core::counters::{InterfaceCounters, NicCounter};
+        let mut run = fixture::throughput_run();
+        let sum = run.throughput.iter_mut().find(|s| s.stream.is_none()).expect("a sum row");
+        let nic = (0..5).map(|i| NicCounter { name: format!("rx_queue_{i}_drops"), value: i + 1 }).collect();
+        let interface = Some(InterfaceCounters { name: "eth1".into(), ..Default::default() });
+        sum.responder_counters = Some(HostCounters { interface, nic, ..HostCounters::default() });
+        sum.client_counters = Some(HostCounters::default());
+        let text = text(write_counters, &run);
+        assert!(text.contains("NIC statistics that changed, responder (eth1):"), "{text}");
+        assert!(text.contains("    rx_queue_0_drops 1, rx_queue_1_drops 2, rx_queue_2_drops 3, rx_queue_3_drops 4\n    rx_queue_4_drops 5"), "{text}");
+        assert!(!text.contains("changed, client"), "a client with no changed counter shows none: {text}");
     }
 }
