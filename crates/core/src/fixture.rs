@@ -47,7 +47,7 @@ pub fn latency_run() -> RunResult {
             load: None,
         }),
         target: Target { host: "embedded".into(), address: "127.0.0.1:5250".into() },
-        endpoints: Endpoints { client: host.clone(), responder: host, echo: None },
+        endpoints: Endpoints { client: host.clone(), responder: host, echo: None, placement: Default::default() },
         series,
         throughput: Vec::new(),
         rate_search: Vec::new(),

@@ -16,6 +16,7 @@ pub mod histogram;
 pub mod host_facts;
 pub mod line_budget;
 pub mod link_model;
+pub mod placement;
 pub mod rate_search;
 pub mod run_result;
 pub mod search;

@@ -120,6 +120,9 @@ pub struct Endpoints {
     /// loop was closed and the serial line's settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub echo: Option<crate::echo_setup::EchoSetup>,
+    /// Which CPUs each end's threads were pinned to, when asked (docs/metrics.md, "CPU placement").
+    #[serde(default, skip_serializing_if = "crate::placement::Placement::is_unpinned")]
+    pub placement: crate::placement::Placement,
 }
 
 /// One series of measurements: one message size of one session, or the aggregate of all sessions.

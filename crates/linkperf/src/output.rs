@@ -75,6 +75,7 @@ pub fn build(
             client: measured.client.unwrap_or_else(linkperf_net::host::local_host_facts),
             responder: measured.responder,
             echo: endpoint.echo.clone(),
+            placement: endpoint.placement.clone(),
         },
         series: measured.series,
         throughput: measured.throughput,

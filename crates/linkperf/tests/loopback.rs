@@ -111,6 +111,35 @@ fn a_bare_connect_times_the_handshake_alone() {
 }
 
 #[test]
+fn cpu_placement_is_applied_recorded_and_checked() {
+    // CPU 0 exists on every host; both ends on it is a valid (if slow) placement.
+    let output = linkperf()
+        .args(["latency", "-n", "200", "--affinity", "0", "--responder-affinity", "0", "--json", "--no-store"])
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let placement = &json(&output.stdout)["endpoints"]["placement"];
+    assert_eq!(placement, &serde_json::json!({ "client": [0], "responder": [0] }));
+    let table = linkperf().args(["latency", "-n", "50", "--affinity", "0", "--no-store"]).output().expect("runs");
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("pinned:    client on CPUs 0, responder unpinned"), "{text}");
+    for (args, says) in [
+        (&["--affinity", "8000"][..], "are not all ones this process may use (CPUs online: "),
+        (&["--affinity", "2-1"][..], "runs backwards"),
+        (&["127.0.0.1", "--responder-affinity", "0"][..], "pin a responder elsewhere with `linkperf serve --affinity"),
+    ] {
+        let output =
+            linkperf().args([&["latency", "-n", "10", "--no-store"][..], args].concat()).output().expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(says),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
 fn table_and_csv_name_their_units() {
     let table = linkperf().args(["latency", "-n", "50"]).output().expect("runs");
     let text = String::from_utf8_lossy(&table.stdout);

@@ -68,8 +68,15 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
+/// The host's CPUs online, whatever this thread is pinned to (`/sys/devices/system/cpu/online`; where that
+/// cannot be read, the CPUs this process may use).
 fn cpus() -> u32 {
-    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").ok();
+    let listed = online.and_then(|text| text.trim().parse::<linkperf_core::placement::CpuList>().ok());
+    match listed {
+        Some(list) if !list.cpus().is_empty() => list.cpus().len() as u32,
+        _ => std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+    }
 }
 
 fn unknown() -> String {

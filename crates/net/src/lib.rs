@@ -18,6 +18,7 @@ pub mod host;
 pub mod idle;
 pub mod latency;
 pub mod observer;
+pub mod placement;
 pub mod rate_search;
 pub mod responder;
 pub mod run;

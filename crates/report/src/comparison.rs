@@ -23,6 +23,9 @@ pub struct ComparedRun {
     /// `id` is then the newest of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub set: Vec<i64>,
+    /// Where its ends ran (CPU placement), given when the compared runs differ in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
 }
 
 impl ComparedRun {
@@ -44,6 +47,13 @@ impl ComparedRun {
 
     /// What it is, for the lines above the table.
     fn describe(&self) -> String {
+        match &self.placement {
+            Some(placement) => format!("{} [{placement}]", self.describe_runs()),
+            None => self.describe_runs(),
+        }
+    }
+
+    fn describe_runs(&self) -> String {
         match self.set.as_slice() {
             [] | [_] => format!("run {} ({}, {})", self.id, self.test, self.started_at),
             set => {
@@ -270,6 +280,7 @@ mod tests {
                 started_at: "2026-11-22T00:00:00Z".into(),
                 test: "latency".into(),
                 set: Vec::new(),
+                placement: None,
             },
             ComparedRun {
                 id: 5,
@@ -277,6 +288,7 @@ mod tests {
                 started_at: "2026-11-22T01:00:00Z".into(),
                 test: "latency".into(),
                 set: Vec::new(),
+                placement: None,
             },
         ];
         let mut out = Vec::new();
@@ -323,6 +335,7 @@ mod tests {
                 started_at: "t".into(),
                 test: "throughput".into(),
                 set: Vec::new(),
+                placement: None,
             })
             .collect();
         let mut out = Vec::new();

@@ -164,6 +164,9 @@ fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(out, "client:    {}", describe_host(&run.endpoints.client))?;
     writeln!(out, "responder: {}", describe_host(&run.endpoints.responder))?;
+    if !run.endpoints.placement.is_unpinned() {
+        writeln!(out, "pinned:    {}", run.endpoints.placement)?;
+    }
     if let Some(echo) = &run.endpoints.echo {
         writeln!(out, "set-up:    {}", echo.describe())?;
     }

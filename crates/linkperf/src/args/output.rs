@@ -2,6 +2,7 @@
 
 use clap::Args;
 use linkperf_core::gate::Condition;
+use linkperf_core::placement::CpuList;
 use linkperf_report::Format;
 
 /// How results are shown.
@@ -30,6 +31,21 @@ pub struct OutputArgs {
     pub fail_if: Vec<Condition>,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub placement: PlacementArgs,
+}
+
+/// Which CPUs each end runs on.
+#[derive(Debug, Clone, Args)]
+pub struct PlacementArgs {
+    /// Pin the client's measuring threads to these CPUs, e.g. 0 or 2-3 (as taskset -c takes them); kept
+    /// with the run. On a small host the scheduler moves a round trip by more than most changes do.
+    #[arg(long, value_name = "CPUS")]
+    pub affinity: Option<CpuList>,
+    /// Pin the built-in responder (no HOST) to these CPUs, e.g. --affinity 0 --responder-affinity 1. A
+    /// responder on another host is pinned with `linkperf serve --affinity CPUS`.
+    #[arg(long, value_name = "CPUS")]
+    pub responder_affinity: Option<CpuList>,
 }
 
 /// Where and whether a run is kept.

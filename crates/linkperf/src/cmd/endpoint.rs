@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use linkperf_core::echo_setup::EchoSetup;
+use linkperf_core::placement::{CpuList, Placement};
 use linkperf_core::Proto;
 use linkperf_net::{Responder, ResponderConfig, ResponderHandle, Target};
 
@@ -19,6 +20,8 @@ pub struct Endpoint {
     pub label: String,
     /// The set-up of a test against an echo (kept with the result), `None` against a responder.
     pub echo: Option<EchoSetup>,
+    /// Which CPUs each end was pinned to, as asked.
+    pub placement: Placement,
     /// Keeps the embedded responder's socket file until the test ends.
     _embedded: Option<ResponderHandle>,
 }
@@ -27,13 +30,20 @@ impl Endpoint {
     /// An endpoint that is not a responder (an echo service, a serial device): `target` is where it is,
     /// `label` what the user named.
     pub fn named(target: Target, label: String) -> Self {
-        Self { target, label, echo: None, _embedded: None }
+        Self { target, label, echo: None, placement: Placement::default(), _embedded: None }
     }
 }
 
 /// Resolves `args` for a test over `proto`; with no host and no path, starts an embedded responder on
-/// loopback.
-pub fn resolve(args: &TargetArgs, proto: Proto) -> anyhow::Result<Endpoint> {
+/// loopback, its threads on `responder_cpus` if given (which only an embedded responder can be).
+pub fn resolve(args: &TargetArgs, proto: Proto, responder_cpus: Option<&CpuList>) -> anyhow::Result<Endpoint> {
+    if responder_cpus.is_some() && (args.host.is_some() || args.unix.is_some()) {
+        return Err(UsageError(
+            "--responder-affinity pins the built-in responder (no HOST); pin a responder elsewhere with `linkperf serve --affinity CPUS`"
+                .into(),
+        )
+        .into());
+    }
     match (&args.host, &args.unix, proto) {
         (Some(_), Some(_), _) => Err(UsageError("give either HOST or --unix PATH, not both".into()).into()),
         (Some(host), None, Proto::Unix) => {
@@ -45,19 +55,14 @@ pub fn resolve(args: &TargetArgs, proto: Proto) -> anyhow::Result<Endpoint> {
         }
         (Some(host), None, _) => {
             let target = Target::resolve(host, args.port)?;
-            Ok(Endpoint { target, label: host.clone(), echo: None, _embedded: None })
+            Ok(Endpoint::named(target, host.clone()))
         }
-        (None, Some(path), _) => Ok(Endpoint {
-            target: Target::Unix(path.clone()),
-            label: path.display().to_string(),
-            echo: None,
-            _embedded: None,
-        }),
-        (None, None, _) => embedded(proto),
+        (None, Some(path), _) => Ok(Endpoint::named(Target::Unix(path.clone()), path.display().to_string())),
+        (None, None, _) => embedded(proto, responder_cpus),
     }
 }
 
-fn embedded(proto: Proto) -> anyhow::Result<Endpoint> {
+fn embedded(proto: Proto, cpus: Option<&CpuList>) -> anyhow::Result<Endpoint> {
     let unix = (proto == Proto::Unix).then(temporary_socket_path);
     let config = ResponderConfig {
         bind: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -65,13 +70,23 @@ fn embedded(proto: Proto) -> anyhow::Result<Endpoint> {
         key: None,
         ..ResponderConfig::default()
     };
-    let handle =
-        Responder::bind(config).and_then(Responder::spawn).context("could not start the embedded responder")?;
+    // The responder's threads inherit the affinity of the thread that spawns them: pin this one for the
+    // spawn, then give it back its own.
+    let own = cpus.map(|_| linkperf_net::placement::current()).transpose()?;
+    if let Some(cpus) = cpus {
+        linkperf_net::placement::pin_current_thread(cpus)?;
+    }
+    let spawned = Responder::bind(config).and_then(Responder::spawn);
+    if let Some(own) = &own {
+        linkperf_net::placement::pin_current_thread(own)?;
+    }
+    let handle = spawned.context("could not start the embedded responder")?;
     let target = match &unix {
         Some(path) => Target::Unix(path.clone()),
         None => Target::Inet(handle.address()),
     };
-    Ok(Endpoint { target, label: "embedded".into(), echo: None, _embedded: Some(handle) })
+    let placement = Placement { client: None, responder: cpus.cloned() };
+    Ok(Endpoint { target, label: "embedded".into(), echo: None, placement, _embedded: Some(handle) })
 }
 
 fn temporary_socket_path() -> PathBuf {

@@ -54,16 +54,21 @@ impl Prepared {
     /// for `proto`, and starts the clock.
     pub fn new(target: &TargetArgs, proto: Proto, output: &OutputArgs) -> anyhow::Result<Self> {
         let key = target.key()?;
-        let endpoint = endpoint::resolve(target, proto)?;
+        let endpoint = endpoint::resolve(target, proto, output.placement.responder_affinity.as_ref())?;
         Self::with_endpoint(endpoint, key, output)
     }
 
     /// As [`Prepared::new`], for an endpoint found otherwise (an echo service, a serial device).
     pub fn with_endpoint(
-        endpoint: endpoint::Endpoint,
+        mut endpoint: endpoint::Endpoint,
         key: Option<Vec<u8>>,
         output: &OutputArgs,
     ) -> anyhow::Result<Self> {
+        // Pinned before any measuring thread starts: they inherit it.
+        if let Some(cpus) = &output.placement.affinity {
+            linkperf_net::placement::pin_current_thread(cpus)?;
+            endpoint.placement.client = Some(cpus.clone());
+        }
         let recorder = match output.store.path() {
             Some(path) => Some(Recorder::new(Store::open(&path).map_err(|e| {
                 anyhow::anyhow!("{e}\nhint: give another file with --db PATH, or run with --no-store")

@@ -239,7 +239,16 @@ fn comparison(
         let results: Vec<&RunResult> = sides.iter().map(|s| &s.runs[0].result).collect();
         linkperf_core::compare::compare(&results, baseline)
     };
-    let compared = sides.iter().filter_map(|side| compared_run(side, sets)).collect();
+    let mut compared: Vec<linkperf_report::comparison::ComparedRun> =
+        sides.iter().filter_map(|side| compared_run(side, sets)).collect();
+    // CPU placement moves round trips on small hosts: say where each ran when the runs differ in it.
+    let placements: Vec<String> =
+        sides.iter().filter_map(|s| s.runs.last()).map(|r| r.result.endpoints.placement.to_string()).collect();
+    if placements.windows(2).any(|w| w[0] != w[1]) {
+        for (run, placement) in compared.iter_mut().zip(placements) {
+            run.placement = Some(placement);
+        }
+    }
     Ok((compared, rows, baseline))
 }
 
@@ -261,6 +270,7 @@ fn compared_run(side: &Side, sets: bool) -> Option<linkperf_report::comparison::
         started_at: newest.result.started_at.clone(),
         test,
         set: if sets { side.runs.iter().map(|r| r.id).collect() } else { Vec::new() },
+        placement: None,
     })
 }
 
