@@ -140,6 +140,22 @@ fn cpu_placement_is_applied_recorded_and_checked() {
 }
 
 #[test]
+fn serve_affinity_pins_every_responder_thread() {
+    let server = Server::start(&["--affinity", "0"]);
+    // A test's data threads start after the responder: run one, then read every thread's allowed CPUs.
+    let output =
+        linkperf().args(["latency", "127.0.0.1", "-p", &server.port_arg(), "-n", "100"]).output().expect("runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(server.log.lock().unwrap()[0].contains(", on CPUs 0"), "serve says where it runs");
+    let tasks = std::fs::read_dir(format!("/proc/{}/task", server.child.id())).unwrap();
+    for task in tasks {
+        let status = std::fs::read_to_string(task.unwrap().path().join("status")).unwrap();
+        let allowed = status.lines().find(|l| l.starts_with("Cpus_allowed_list:")).unwrap();
+        assert_eq!(allowed.split_whitespace().nth(1), Some("0"), "{allowed}");
+    }
+}
+
+#[test]
 fn table_and_csv_name_their_units() {
     let table = linkperf().args(["latency", "-n", "50"]).output().expect("runs");
     let text = String::from_utf8_lossy(&table.stdout);

@@ -63,6 +63,10 @@ pub struct ServeArgs {
     /// requests are refused.
     #[arg(long)]
     pub allow_spin: bool,
+    /// Run every responder thread on these CPUs (e.g. 1, 2-3, as taskset -c takes them), so that tests
+    /// measured against it are comparable on a host with few CPUs.
+    #[arg(long, value_name = "CPUS")]
+    pub affinity: Option<linkperf_core::placement::CpuList>,
     /// Do not log sessions.
     #[arg(short, long)]
     pub quiet: bool,

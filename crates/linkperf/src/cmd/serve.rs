@@ -11,6 +11,10 @@ use crate::args::target::read_key;
 
 /// Runs the responder in the foreground.
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    // Before any thread starts: every responder thread inherits it.
+    if let Some(cpus) = &args.affinity {
+        linkperf_net::placement::pin_current_thread(cpus)?;
+    }
     if let Some(path) = &args.serial {
         return crate::cmd::echo::serve_serial(path, &args.line, args.quiet);
     }
@@ -36,7 +40,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let address = responder.address()?;
         let unix = args.unix.as_ref().map(|p| format!(" and unix {}", p.display())).unwrap_or_default();
         let auth = if key.is_some() { ", key required" } else { "" };
-        eprintln!("linkperf serve: listening on {address} (tcp and udp){unix}{auth}");
+        let pinned = args.affinity.as_ref().map(|c| format!(", on CPUs {c}")).unwrap_or_default();
+        eprintln!("linkperf serve: listening on {address} (tcp and udp){unix}{auth}{pinned}");
     }
     responder.run()?;
     Ok(ExitCode::SUCCESS)
