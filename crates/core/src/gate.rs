@@ -349,6 +349,23 @@ pub fn check(conditions: &[Condition], run: &RunResult) -> Vec<GateFailure> {
     failures
 }
 
+/// As [`check`], over a set of runs (a suite): each condition fails for every subject of every run that
+/// meets it, and as missing only when no run has the figure at all.
+pub fn check_all(conditions: &[Condition], runs: &[&RunResult]) -> Vec<GateFailure> {
+    let mut failures = Vec::new();
+    for condition in conditions {
+        let per_run: Vec<Vec<GateFailure>> =
+            runs.iter().map(|run| check(std::slice::from_ref(condition), run)).collect();
+        let missing = |f: &GateFailure| matches!(f, GateFailure::Missing { .. });
+        if per_run.iter().all(|f| f.iter().any(missing)) {
+            failures.push(GateFailure::Missing { condition: condition.clone() });
+        } else {
+            failures.extend(per_run.into_iter().flatten().filter(|f| !missing(f)));
+        }
+    }
+    failures
+}
+
 /// A figure of a comparison that got worse.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Regression {
@@ -504,6 +521,18 @@ mod tests {
         let run = latency_run(&[(64, 100.0)]);
         let failures = check(&[condition("goodput < 1M")], &run);
         assert!(matches!(failures.as_slice(), [GateFailure::Missing { .. }]), "{failures:?}");
+    }
+
+    #[test]
+    fn across_a_suite_a_figure_counts_where_a_run_has_it() {
+        let (fast, slow) = (latency_run(&[(64, 100.0)]), latency_run(&[(64, 300.0)]));
+        let throughput = crate::fixture::throughput_run();
+        let runs = [&fast, &throughput, &slow];
+        let failures = check_all(&[condition("p50 > 200us")], &runs);
+        assert!(matches!(failures.as_slice(), [GateFailure::Met { value, .. }] if *value > 250.0), "{failures:?}");
+        assert!(check_all(&[condition("p50 > 1s")], &runs).is_empty(), "the throughput run lacking p50 is no failure");
+        let missing = check_all(&[condition("zero-loss < 1M")], &runs);
+        assert!(matches!(missing.as_slice(), [GateFailure::Missing { .. }]), "{missing:?}");
     }
 
     fn row(higher_is_better: bool, values: [f64; 2], delta: Delta) -> Row {

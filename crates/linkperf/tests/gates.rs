@@ -73,3 +73,17 @@ fn compare_fails_on_a_regression_only_when_asked() {
     let (code, _, stderr) = run(&[&compare[..], &["--fail-if-worse", "--by", "150"]].concat());
     assert_eq!(code, 0, "a 100 % change is within a 150 % margin: {stderr}");
 }
+
+#[test]
+fn a_suite_fails_its_gate_where_any_run_meets_it() {
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick-suite.toml");
+    let suite = ["suite", "--profile", profile, "--no-store"];
+    let (code, _, stderr) = run(&[&suite[..], &["--fail-if", "p50 > 1ns"]].concat());
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("gate failed: p50 of latency tcp 64 B is ") && stderr.contains("latency unix 1 KiB"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&[&suite[..], &["--fail-if", "p50 > 1h", "--fail-if", "goodput < 1k"]].concat());
+    assert_eq!(code, 0, "the latency runs have no goodput and the throughput run no p50; neither fails: {stderr}");
+}

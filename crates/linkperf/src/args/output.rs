@@ -78,6 +78,6 @@ impl OutputArgs {
 }
 
 /// Reads a `--fail-if` condition.
-fn gate(text: &str) -> Result<Condition, String> {
+pub(crate) fn gate(text: &str) -> Result<Condition, String> {
     text.parse().map_err(|e: linkperf_core::gate::GateError| e.to_string())
 }

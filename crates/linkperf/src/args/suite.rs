@@ -51,6 +51,11 @@ pub struct SuiteArgs {
     /// Print the tables as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Fail the suite (exit 3) when a figure of any of its runs meets this condition, e.g. 'p99 > 2ms' or
+    /// 'goodput < 900M' (repeat for several; as a test's --fail-if, applied to every run that has the
+    /// figure; a figure no run has fails too).
+    #[arg(long = "fail-if", value_name = "CONDITION", value_parser = super::output::gate)]
+    pub fail_if: Vec<linkperf_core::gate::Condition>,
     #[command(flatten)]
     pub link: SuiteLinkArgs,
     #[command(flatten)]

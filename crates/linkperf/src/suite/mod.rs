@@ -50,8 +50,14 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<ExitCode> {
     if runner.stopped {
         runner.failures.push("the suite was stopped (Ctrl-C); the tables hold what it had measured".into());
     }
+    let results: Vec<&RunResult> = runner.results.iter().collect();
+    let gated = linkperf_core::gate::check_all(&args.fail_if, &results);
+    for failure in &gated {
+        eprintln!("gate failed: {}", crate::output::safe_value(&failure.to_string()));
+    }
     if runner.failures.is_empty() {
-        return Ok(ExitCode::SUCCESS);
+        let code = if gated.is_empty() { crate::exit::SUCCESS } else { crate::exit::GATE };
+        return Ok(ExitCode::from(code));
     }
     for failure in &runner.failures {
         eprintln!("error: {}", crate::output::safe_value(failure));
@@ -103,6 +109,8 @@ struct Runner {
     /// What each repetition of each datasheet command gave, by command and repetition: rows that read
     /// different figures of one command (the sustainable and the zero-loss rate of one search) share its runs.
     measured: Vec<((String, u32), Measured)>,
+    /// Every run's result, for the suite's gates.
+    results: Vec<RunResult>,
 }
 
 /// A command's result, unless it measured nothing, and what went wrong, if anything.
@@ -150,6 +158,7 @@ impl Runner {
             stopped: false,
             failures: Vec::new(),
             measured: Vec::new(),
+            results: Vec::new(),
         })
     }
 
@@ -265,6 +274,7 @@ impl Runner {
             )),
         };
         self.failures.extend(problem.clone());
+        self.results.extend(result.clone());
         (result, problem)
     }
 
