@@ -5,7 +5,6 @@
 //! so a stall delays the following requests and shows in their times instead of being hidden (no coordinated
 //! omission). Figures are defined in docs/metrics.md.
 
-use std::net::{SocketAddr, UdpSocket};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -19,7 +18,7 @@ use crate::run::MeasuredRun;
 use crate::transport::stream::StreamPingPong;
 use crate::transport::udp::UdpPingPong;
 use crate::transport::{Exchange, PingPong};
-use crate::{ControlClient, NetError, Target};
+use crate::{Address, ControlClient, NetError, Target};
 use std::io::Write;
 
 /// How often a measuring thread reports progress.
@@ -89,11 +88,11 @@ pub fn run_latency(
 }
 
 pub(crate) fn check_spec(target: &Target, spec: &LatencySpec) -> Result<(), NetError> {
-    match (spec.proto, target) {
-        (Proto::Unix, Target::Inet(_)) => {
+    match (spec.proto, &target.address) {
+        (Proto::Unix, Address::Inet(_)) => {
             return Err(NetError::Invalid("--proto unix needs a Unix socket path (--unix PATH), not a host".into()))
         }
-        (Proto::Tcp | Proto::Udp, Target::Unix(_)) => {
+        (Proto::Tcp | Proto::Udp, Address::Unix(_)) => {
             return Err(NetError::Invalid(format!(
                 "--proto {} needs a host, not a Unix socket path",
                 spec.proto.name()
@@ -101,7 +100,7 @@ pub(crate) fn check_spec(target: &Target, spec: &LatencySpec) -> Result<(), NetE
         }
         _ => {}
     }
-    if let (Proto::Udp, Target::Inet(address)) = (spec.proto, target) {
+    if let (Proto::Udp, Some(address)) = (spec.proto, target.inet_address()) {
         let largest = if address.is_ipv4() { MAX_UDP_PAYLOAD_IPV4 } else { MAX_UDP_PAYLOAD_IPV6 };
         if let Some(&big) = spec.sizes_bytes.iter().find(|&&s| s > largest) {
             let family = if address.is_ipv4() { "IPv4" } else { "IPv6" };
@@ -137,9 +136,11 @@ pub(crate) fn open_channels(
     let timeout = Duration::from_secs_f64(spec.timeout_s);
     (0..spec.sessions)
         .map(|_| -> Result<Box<dyn PingPong>, NetError> {
-            match (spec.proto, target) {
-                (Proto::Udp, Target::Inet(address)) => {
-                    let socket = connect_udp(*address)?;
+            match (spec.proto, target.inet_address()) {
+                (Proto::Udp, Some(address)) => {
+                    let socket = target
+                        .connect_udp(address)
+                        .map_err(|source| NetError::Connect { address: address.to_string(), source })?;
                     Ok(Box::new(UdpPingPong::new(socket, token, spec.wait, timeout, size)?))
                 }
                 _ => {
@@ -152,14 +153,6 @@ pub(crate) fn open_channels(
             }
         })
         .collect()
-}
-
-fn connect_udp(address: SocketAddr) -> Result<UdpSocket, NetError> {
-    let local: SocketAddr =
-        if address.is_ipv6() { (std::net::Ipv6Addr::UNSPECIFIED, 0).into() } else { ([0, 0, 0, 0], 0).into() };
-    let socket = UdpSocket::bind(local).map_err(|e| NetError::io("opening a UDP socket", e))?;
-    socket.connect(address).map_err(|source| NetError::Connect { address: address.to_string(), source })?;
-    Ok(socket)
 }
 
 /// The series of one message size: the aggregate, then each session's when there are several.

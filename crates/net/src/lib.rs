@@ -35,7 +35,7 @@ pub use control::ControlClient;
 pub use error::NetError;
 pub use observer::{NoProgress, Observer};
 pub use responder::{Budgets, Responder, ResponderConfig, ResponderHandle};
-pub use target::Target;
+pub use target::{Address, SocketOptions, Target};
 
 /// Name and version sent in hellos, e.g. `linkperf 0.1.0`.
 pub fn software() -> String {

@@ -1,58 +1,140 @@
 //! `Target`: where a test's responder is, and how to open connections to it.
 
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use socket2::Socket;
+use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::NetError;
 
-/// A responder's address.
+/// Where a responder is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum Address {
     /// A TCP (and UDP, same port) responder.
     Inet(SocketAddr),
     /// A responder on a Unix-domain socket path.
     Unix(PathBuf),
 }
 
+/// A responder's address, and the options of every socket the client opens towards it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Where it is.
+    pub address: Address,
+    /// How the client's sockets leave this host (source address, interface, marks).
+    pub options: SocketOptions,
+}
+
 impl Target {
+    /// A responder at an IP address, with default socket options.
+    pub fn inet(address: SocketAddr) -> Self {
+        Target { address: Address::Inet(address), options: SocketOptions::default() }
+    }
+
+    /// A responder on a Unix-domain socket path.
+    pub fn unix(path: PathBuf) -> Self {
+        Target { address: Address::Unix(path), options: SocketOptions::default() }
+    }
+
     /// Resolves a host name or address and port.
     pub fn resolve(host: &str, port: u16) -> Result<Self, NetError> {
         let mut addresses =
             (host, port).to_socket_addrs().map_err(|source| NetError::Resolve { host: host.to_string(), source })?;
-        addresses.next().map(Target::Inet).ok_or_else(|| NetError::Resolve {
+        addresses.next().map(Target::inet).ok_or_else(|| NetError::Resolve {
             host: host.to_string(),
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no addresses"),
         })
     }
 
+    /// The same target with `options` on every socket.
+    pub fn with_options(self, options: SocketOptions) -> Self {
+        Target { options, ..self }
+    }
+
+    /// The IP address and port, for a responder reached over IP.
+    pub fn inet_address(&self) -> Option<SocketAddr> {
+        match &self.address {
+            Address::Inet(address) => Some(*address),
+            Address::Unix(_) => None,
+        }
+    }
+
     /// Whether the path is IPv6 (an IPv4-mapped address counts as IPv4).
     pub fn is_ipv6(&self) -> bool {
-        matches!(self, Target::Inet(address) if address.ip().to_canonical().is_ipv6())
+        self.inet_address().is_some_and(|address| address.ip().to_canonical().is_ipv6())
     }
 
     /// The address as text.
     pub fn describe(&self) -> String {
-        match self {
-            Target::Inet(address) => address.to_string(),
-            Target::Unix(path) => path.display().to_string(),
+        match &self.address {
+            Address::Inet(address) => address.to_string(),
+            Address::Unix(path) => path.display().to_string(),
         }
     }
 
-    /// Opens a stream connection within `timeout`, with Nagle's algorithm off for TCP.
+    /// Opens a stream connection within `timeout`, with Nagle's algorithm off for TCP and the target's
+    /// socket options applied before it connects.
     pub fn connect_stream(&self, timeout: Duration) -> Result<Socket, NetError> {
         let connect_error = |source| NetError::Connect { address: self.describe(), source };
-        match self {
-            Target::Inet(address) => {
-                let stream = TcpStream::connect_timeout(address, timeout).map_err(connect_error)?;
-                stream.set_nodelay(true).map_err(connect_error)?;
-                Ok(Socket::from(stream))
+        match &self.address {
+            Address::Inet(address) => {
+                let socket = Socket::new(Domain::for_address(*address), Type::STREAM, Some(Protocol::TCP))
+                    .map_err(connect_error)?;
+                self.options.apply(&socket, *address).map_err(connect_error)?;
+                socket.connect_timeout(&(*address).into(), timeout).map_err(connect_error)?;
+                socket.set_nodelay(true).map_err(connect_error)?;
+                Ok(socket)
             }
-            Target::Unix(path) => Ok(Socket::from(UnixStream::connect(path).map_err(connect_error)?)),
+            Address::Unix(path) => Ok(Socket::from(UnixStream::connect(path).map_err(connect_error)?)),
         }
+    }
+
+    /// Opens a UDP socket connected to `peer` (the responder's address or another port of it), with the
+    /// target's socket options.
+    pub fn connect_udp(&self, peer: SocketAddr) -> std::io::Result<UdpSocket> {
+        let socket = Socket::new(Domain::for_address(peer), Type::DGRAM, Some(Protocol::UDP))?;
+        self.options.apply(&socket, peer)?;
+        socket.connect(&peer.into())?;
+        Ok(socket.into())
+    }
+}
+
+/// Options of the client's sockets: where they leave from and how their packets are marked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SocketOptions {
+    /// The local address (and port, 0 for any) to send from (`--bind`).
+    pub bind: Option<SocketAddr>,
+    /// The interface to send through (`--bind-dev`, `SO_BINDTODEVICE`).
+    pub device: Option<String>,
+    /// The IP TOS byte (IPv4) or traffic class (IPv6): DSCP in its upper six bits, ECN in the lower two.
+    pub tos: Option<u8>,
+}
+
+impl SocketOptions {
+    /// Applies the options to `socket`, which will talk to `peer`, before it connects.
+    pub fn apply(&self, socket: &Socket, peer: SocketAddr) -> std::io::Result<()> {
+        if let Some(device) = &self.device {
+            socket.bind_device(Some(device.as_bytes()))?;
+        }
+        if let Some(tos) = self.tos {
+            match peer {
+                SocketAddr::V4(_) => socket.set_tos(u32::from(tos))?,
+                SocketAddr::V6(_) => socket.set_tclass_v6(u32::from(tos))?,
+            }
+        }
+        if let Some(local) = self.bind {
+            if local.is_ipv4() != peer.is_ipv4() {
+                let family = |a: SocketAddr| if a.is_ipv4() { "IPv4" } else { "IPv6" };
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("--bind {local} is {} but the responder is {}", family(local), family(peer)),
+                ));
+            }
+            socket.bind(&local.into())?;
+        }
+        Ok(())
     }
 }
 
@@ -63,29 +145,29 @@ mod tests {
     #[test]
     fn addresses_resolve_without_a_lookup() {
         // Literal addresses only: a name would ask a resolver off this host.
-        assert_eq!(Target::resolve("127.0.0.1", 5201).unwrap(), Target::Inet("127.0.0.1:5201".parse().unwrap()));
-        assert_eq!(Target::resolve("::1", 5201).unwrap(), Target::Inet("[::1]:5201".parse().unwrap()));
+        assert_eq!(Target::resolve("127.0.0.1", 5201).unwrap(), Target::inet("127.0.0.1:5201".parse().unwrap()));
+        assert_eq!(Target::resolve("::1", 5201).unwrap(), Target::inet("[::1]:5201".parse().unwrap()));
     }
 
     #[test]
     fn an_ipv4_mapped_address_is_not_ipv6() {
-        let inet = |text: &str| Target::Inet(text.parse().unwrap());
+        let inet = |text: &str| Target::inet(text.parse().unwrap());
         assert!(inet("[::1]:1").is_ipv6());
         assert!(!inet("127.0.0.1:1").is_ipv6());
         assert!(!inet("[::ffff:127.0.0.1]:1").is_ipv6(), "IPv4 on the wire");
-        assert!(!Target::Unix("/run/lp.sock".into()).is_ipv6());
+        assert!(!Target::unix("/run/lp.sock".into()).is_ipv6());
     }
 
     #[test]
     fn targets_are_described_as_address_or_path() {
-        assert_eq!(Target::Inet("[::1]:5201".parse().unwrap()).describe(), "[::1]:5201");
-        assert_eq!(Target::Unix("/run/lp.sock".into()).describe(), "/run/lp.sock");
+        assert_eq!(Target::inet("[::1]:5201".parse().unwrap()).describe(), "[::1]:5201");
+        assert_eq!(Target::unix("/run/lp.sock".into()).describe(), "/run/lp.sock");
     }
 
     #[test]
     fn a_tcp_connection_has_nagle_off_and_a_refused_one_names_the_address() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let target = Target::Inet(listener.local_addr().unwrap());
+        let target = Target::inet(listener.local_addr().unwrap());
         let socket = target.connect_stream(Duration::from_secs(5)).unwrap();
         assert!(socket.nodelay().unwrap(), "Nagle's algorithm would delay small messages");
         drop(listener);
@@ -103,7 +185,7 @@ mod tests {
         let path = std::env::temp_dir().join(format!("linkperf-target-{}.sock", std::process::id()));
         let _ = std::fs::remove_file(&path);
         let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-        let target = Target::Unix(path.clone());
+        let target = Target::unix(path.clone());
         assert!(target.connect_stream(Duration::from_secs(5)).is_ok());
         drop(listener);
         std::fs::remove_file(&path).unwrap();

@@ -34,7 +34,7 @@ pub fn run_throughput(
     spec: &ThroughputSpec,
     observer: &dyn Observer,
 ) -> Result<MeasuredRun<ThroughputSeries>, NetError> {
-    if let (Proto::Udp, Target::Unix(_)) = (spec.proto, target) {
+    if let (Proto::Udp, None) = (spec.proto, target.inet_address()) {
         return Err(NetError::Invalid("--proto udp needs a host, not a Unix socket path".into()));
     }
     check_udp_sizes(target, spec)?;
@@ -114,7 +114,7 @@ pub(crate) fn open_udp_trials(
     key: Option<&[u8]>,
     trial: &ThroughputSpec,
 ) -> Result<(ControlClient, MeasuredRun<ThroughputSeries>), NetError> {
-    if let Target::Unix(_) = target {
+    if target.inet_address().is_none() {
         return Err(NetError::Invalid("UDP trials need a host, not a Unix socket path".into()));
     }
     check_udp_sizes(target, trial)?;
@@ -229,7 +229,7 @@ fn flow_offset(flow: Flow, streams: u16) -> u16 {
 /// The link model of a run: the rate given, or the client interface's speed; the MTU given, or the
 /// interface's, or 1500. `None` without a rate, or over a Unix socket.
 pub(crate) fn framing(spec: &ThroughputSpec, target: &Target, interface: Option<&str>) -> Option<Framing> {
-    let Target::Inet(_) = target else { return None };
+    target.inet_address()?;
     let (speed, mtu) = interface.map(crate::counters::interface_link).unwrap_or((None, None));
     let link =
         spec.link.unwrap_or(LinkSpec { rate_bps: None, overhead_bytes: ETHERNET_OVERHEAD_BYTES, mtu_bytes: None });

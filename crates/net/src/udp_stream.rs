@@ -28,7 +28,7 @@ use nix::sys::socket::{
 };
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::NetError;
+use crate::{NetError, Target};
 
 /// How far behind its schedule a sender may fall before it re-anchors instead of catching up.
 pub const SCHEDULE_SLACK: Duration = Duration::from_millis(1);
@@ -392,13 +392,13 @@ enum Arrival {
     Other,
 }
 
-/// Client side: opens a stream's socket and registers it with the responder at `responder`.
-pub fn connect(responder: SocketAddr, token: u32, header: StreamHeader) -> Result<UdpSocket, NetError> {
-    let local: SocketAddr =
-        if responder.is_ipv6() { (std::net::Ipv6Addr::UNSPECIFIED, 0).into() } else { ([0, 0, 0, 0], 0).into() };
-    let socket = UdpSocket::bind(local).map_err(|e| NetError::io("opening a UDP socket", e))?;
+/// Client side: opens a stream's socket (with `target`'s socket options) and registers it with the
+/// responder at `responder`.
+pub fn connect(target: &Target, responder: SocketAddr, token: u32, header: StreamHeader) -> Result<UdpSocket, NetError> {
+    let socket = target
+        .connect_udp(responder)
+        .map_err(|source| NetError::Connect { address: responder.to_string(), source })?;
     large_buffers(&socket);
-    socket.connect(responder).map_err(|source| NetError::Connect { address: responder.to_string(), source })?;
     register(&socket, token, header)?;
     Ok(socket)
 }

@@ -34,7 +34,7 @@ fn run(direction: linkperf_core::Direction) -> (Vec<linkperf_core::throughput::I
         ..ThroughputSpec::default()
     };
     let observer = Intervals::default();
-    let run = run_throughput(&Target::Inet(responder.address()), None, &spec, &observer).unwrap();
+    let run = run_throughput(&Target::inet(responder.address()), None, &spec, &observer).unwrap();
     assert!(run.error.is_none());
     (run.series[0].intervals.clone(), observer)
 }

@@ -22,7 +22,7 @@ fn start(config: ResponderConfig) -> ResponderHandle {
 }
 
 fn session(responder: &ResponderHandle, key: Option<&[u8]>) -> Result<ControlClient, NetError> {
-    ControlClient::connect(&Target::Inet(responder.address()), key, TIMEOUT)
+    ControlClient::connect(&Target::inet(responder.address()), key, TIMEOUT)
 }
 
 fn latency(proto: Proto, bytes: u64, connections: u32) -> TestRequest {

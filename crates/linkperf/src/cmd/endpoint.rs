@@ -57,7 +57,7 @@ pub fn resolve(args: &TargetArgs, proto: Proto, responder_cpus: Option<&CpuList>
             let target = Target::resolve(host, args.port)?;
             Ok(Endpoint::named(target, host.clone()))
         }
-        (None, Some(path), _) => Ok(Endpoint::named(Target::Unix(path.clone()), path.display().to_string())),
+        (None, Some(path), _) => Ok(Endpoint::named(Target::unix(path.clone()), path.display().to_string())),
         (None, None, _) => embedded(proto, responder_cpus),
     }
 }
@@ -82,8 +82,8 @@ fn embedded(proto: Proto, cpus: Option<&CpuList>) -> anyhow::Result<Endpoint> {
     }
     let handle = spawned.context("could not start the embedded responder")?;
     let target = match &unix {
-        Some(path) => Target::Unix(path.clone()),
-        None => Target::Inet(handle.address()),
+        Some(path) => Target::unix(path.clone()),
+        None => Target::inet(handle.address()),
     };
     let placement = Placement { client: None, responder: cpus.cloned() };
     Ok(Endpoint { target, label: "embedded".into(), echo: None, placement, _embedded: Some(handle) })

@@ -74,8 +74,8 @@ pub(super) struct Opened {
 /// Opens a stream of `trial` and sends its preamble and header.
 pub(super) fn open(target: &Target, trial: &Trial, header: StreamHeader) -> Result<Opened, NetError> {
     let spec = trial.spec;
-    if let (Proto::Udp, Target::Inet(address)) = (spec.proto, target) {
-        let socket = crate::udp_stream::connect(*address, trial.token, header).map(StreamSocket::Datagram)?;
+    if let (Proto::Udp, Some(address)) = (spec.proto, target.inet_address()) {
+        let socket = crate::udp_stream::connect(target, address, trial.token, header).map(StreamSocket::Datagram)?;
         return Ok(Opened { header, socket });
     }
     let socket = target.connect_stream(STALL_TIMEOUT)?;

@@ -82,7 +82,7 @@ pub fn open(target: &TargetArgs, line: &LineArgs, proto: Proto, timeout: Duratio
     let mut first = None;
     for item in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
         let resolved = resolve_item(item, target.port)?;
-        let Target::Inet(address) = resolved else {
+        let Some(address) = resolved.inet_address() else {
             return Err(UsageError(format!("'{item}' is not a network address")).into());
         };
         links.push(match proto {
@@ -112,7 +112,7 @@ pub fn open(target: &TargetArgs, line: &LineArgs, proto: Proto, timeout: Duratio
 /// One item of a list of echo services: `HOST:PORT`, `[V6]:PORT`, or a host with --port.
 fn resolve_item(item: &str, port: u16) -> anyhow::Result<Target> {
     if let Ok(address) = item.parse::<std::net::SocketAddr>() {
-        return Ok(Target::Inet(address));
+        return Ok(Target::inet(address));
     }
     match item.rsplit_once(':') {
         Some((host, p)) if !host.contains(':') => {
@@ -139,7 +139,7 @@ fn open_serial(devices: &[PathBuf], line: &LineArgs) -> anyhow::Result<Opened> {
     }
     let paths: Vec<String> = devices.iter().map(|p| p.display().to_string()).collect();
     let label = format!("loopback at {}", settings.short());
-    let endpoint = Endpoint::named(Target::Unix(paths.join(",").into()), label);
+    let endpoint = Endpoint::named(Target::unix(paths.join(",").into()), label);
     let peer = "loopback plug (no responder)".to_string();
     let payload = payload_for(&settings);
     let packing = line.settings.packing();
