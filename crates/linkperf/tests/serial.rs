@@ -507,3 +507,26 @@ fn the_shipped_serial_server_study_runs_at_9600_in_its_announced_time() {
     let shares = shares(&stdout);
     assert!(shares.len() == 1 && (99.0..=101.0).contains(&shares[0]), "{shares:?}");
 }
+
+/// The README's serial example, measured on the simulated line (9600 8N1, the echo 2 ms after each
+/// character): `cargo test -p linkperf --test serial -- --ignored --nocapture readme`.
+#[test]
+#[ignore = "prints the README's example output"]
+fn the_readme_example_over_a_simulated_9600_line() {
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    let line = Line::start(9600, 10, Duration::from_millis(2), Fault::None);
+    for args in [
+        vec!["latency", "--proto", "serial", "--device", line.device(), "--baud", "9600", "--size", "1,16"],
+        vec!["latency", "--proto", "serial", "--device", line.device(), "--baud", "9600", "--count", "300"],
+        vec!["throughput", "--proto", "serial", "--device", line.device(), "--baud", "9600", "--duration", "3s"],
+    ] {
+        let out = linkperf().args(&args).args(["--no-progress", "--no-store"]).output().unwrap();
+        println!(
+            "$ linkperf {}\n{}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(out.status.success());
+    }
+}
