@@ -530,3 +530,26 @@ fn the_readme_example_over_a_simulated_9600_line() {
         assert!(out.status.success());
     }
 }
+
+#[test]
+fn compare_heads_each_kept_run_with_its_line_setup() {
+    let line = Line::start(115_200, 10, Duration::ZERO, Fault::None);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let db = db.to_str().unwrap();
+    for (label, flow) in [("a", "none"), ("b", "xonxoff")] {
+        let out = linkperf()
+            .args(["latency", "--proto", "serial", "--device", line.device(), "--baud", "115200", "--count", "20"])
+            .args(["--flow", flow, "--pack-length", "8", "--no-progress", "--db", db, "--label", label])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = linkperf().args(["compare", "--label", "a", "--label", "b", "--db", db]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for flow in ["none", "xonxoff"] {
+        let heading = format!("latency over serial; serial device looped back, 1 port, 115200 8N1 (10 bits/character), flow control {flow}, far end's packing: forward after 8 characters");
+        assert!(text.contains(&heading), "{heading}\n{text}");
+    }
+}
