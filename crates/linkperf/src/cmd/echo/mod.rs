@@ -75,7 +75,7 @@ pub fn throughput(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
     let given = args.size.as_ref().map(|s| s.0[0]);
     let window = match opened.line {
         Some(line) => {
-            let (write, window) = plan::throughput(given, &line);
+            let (write, window) = plan::throughput(given, &line, spec.proto == Proto::Udp);
             spec.sizes_bytes = vec![write];
             window
         }
