@@ -403,7 +403,7 @@ fn throughput_to_a_slow_echo_of_unknown_rate_ends_in_bounded_time_with_its_pace(
     // Writes are cut at the test's end, and the echo is waited for as long again as the test ran.
     let port = tcp_line(9600, 10, Duration::ZERO).to_string();
     let started = Instant::now();
-    let run = passing(
+    let (run, stderr) = passing_said(
         linkperf()
             .args(["throughput", "127.0.0.1", "--port", &port, "--peer", "echo", "--duration", "1s", "--json"])
             .args(["--no-progress", "--no-store"]),
@@ -412,6 +412,7 @@ fn throughput_to_a_slow_echo_of_unknown_rate_ends_in_bounded_time_with_its_pace(
     // is loose (30 s) because a loaded machine may be slow to start the process; hours would fail it.
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
     assert!(run["warnings"].to_string().contains("were not waited for"), "{}", run["warnings"]);
+    assert!(stderr.contains("1 s of writes, then at most 2 s for the rest of the echo"), "announced: {stderr}");
     // The pace of what came back is the line's, 960 bytes of 8 bits a second, within 1 % (the simulator
     // paces by a schedule).
     let bps = run["throughput"][0]["receiver_bps"].as_f64().unwrap();

@@ -125,6 +125,19 @@ pub fn announce_throughput(line: &LineSettings, ports: usize, duration_s: f64, (
     expected
 }
 
+/// Announces a throughput test against an echo of unknown rate (no line given): its bound, not an
+/// estimate; returns nothing to record.
+pub fn announce_unknown_rate(duration_s: f64, silence: Duration) -> Option<f64> {
+    let drain = silence.as_secs_f64().max(duration_s);
+    eprintln!(
+        "echo throughput: {} of writes, then at most {} for the rest of the echo (give a serial line's --baud to \
+         size the test to it)",
+        seconds(duration_s),
+        seconds(drain)
+    );
+    None
+}
+
 /// `serial line 9600 8N1: 10 bits a character, 960 characters/s`.
 fn rate(line: &LineSettings) -> String {
     format!(
