@@ -1,18 +1,5 @@
-//! The latency histogram text of a stored or imported run (HdrHistogram V2, deflated, base64): decoding
-//! must never panic, and what decodes must answer every statistic.
+//! The `histogram` target: its input and the property it checks are in `linkperf_fuzz::histogram` (fuzz/src/lib.rs),
+//! which the stable test crates/linkperf/tests/fuzz_inputs.rs also replays every committed input through.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use linkperf_core::RttHistogram;
-
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    if let Ok(histogram) = RttHistogram::decode(text) {
-        let _ = (histogram.count(), histogram.min_ns(), histogram.max_ns());
-        let _ = (histogram.mean_ns(), histogram.stddev_ns());
-        for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
-            let _ = histogram.quantile_ns(q);
-        }
-        let _ = RttHistogram::decode(&histogram.encode()).expect("an encoded histogram decodes");
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| linkperf_fuzz::histogram(data));

@@ -28,6 +28,20 @@ pub struct InterfaceCounters {
     pub tx_dropped: u64,
 }
 
+/// One counter of an interface's driver statistics (the set `ethtool -S` shows: pause frames, MAC and FIFO
+/// errors, per-queue drops; the names are the driver's own).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NicCounter {
+    /// The driver's name for it, e.g. `rx_pause`, `rx_queue_0_drops`.
+    pub name: String,
+    /// Its value (in a delta: how much it grew).
+    pub value: u64,
+}
+
+/// At most this many driver counters are kept per snapshot (a 64-queue NIC lists a few thousand; the
+/// receive-drop and pause counters that explain a result come first in every driver seen so far).
+pub const MAX_NIC_COUNTERS: usize = 4096;
+
 /// The counters of one host at one instant (or the difference of two snapshots).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostCounters {
@@ -43,6 +57,10 @@ pub struct HostCounters {
     pub tcp_retrans_segs: u64,
     /// Packets dropped because a CPU's input backlog was full (`/proc/net/softnet_stat`, all CPUs).
     pub softnet_dropped: u64,
+    /// The interface's driver statistics (ethtool's statistics set) where the driver has them; in a delta,
+    /// only the counters that changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nic: Vec<NicCounter>,
 }
 
 impl HostCounters {
@@ -69,8 +87,41 @@ impl HostCounters {
             udp_sndbuf_errors: d(after.udp_sndbuf_errors, before.udp_sndbuf_errors),
             tcp_retrans_segs: d(after.tcp_retrans_segs, before.tcp_retrans_segs),
             softnet_dropped: d(after.softnet_dropped, before.softnet_dropped),
+            nic: after
+                .nic
+                .iter()
+                .filter_map(|a| {
+                    let before = before.nic.iter().find(|b| b.name == a.name).map_or(0, |b| b.value);
+                    let grew = d(a.value, before);
+                    (grew > 0).then(|| NicCounter { name: a.name.clone(), value: grew })
+                })
+                .collect(),
         }
     }
+
+    /// Packets dropped on receive at this host below the sockets: the interface's drops, FIFO overruns and
+    /// errors (`/proc/net/dev`) or the driver's own receive-drop counters ([`Self::nic_receive_drops`]),
+    /// whichever is larger (they often count the same packets: never their sum), plus the backlog drops.
+    pub fn receive_drops(&self) -> u64 {
+        let kernel = self.interface.as_ref().map_or(0, |i| i.rx_dropped + i.rx_fifo + i.rx_errors);
+        kernel.max(self.nic_receive_drops()) + self.softnet_dropped
+    }
+
+    /// Packets the receiving NIC dropped by its driver's own count: the sum of the driver counters whose
+    /// name says a receive drop (`rx` and one of `drop`, `miss`, `fifo`, `over`, `no_buf`, `nobuf`). Names
+    /// vary by driver; this reads the common ones (docs/metrics.md, "NIC statistics").
+    pub fn nic_receive_drops(&self) -> u64 {
+        self.nic.iter().filter(|c| is_receive_drop(&c.name)).map(|c| c.value).sum()
+    }
+}
+
+/// Whether a driver counter named `name` counts packets dropped on receive.
+fn is_receive_drop(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let receive = name.starts_with("rx") || name.contains("_rx") || name.contains("rx_");
+    let drop = ["drop", "miss", "fifo", "over", "no_buf", "nobuf"].iter().any(|w| name.contains(w));
+    // Totals of good traffic never name a drop; XDP verdicts do ("xdp_drops") and are drops all the same.
+    receive && drop
 }
 
 /// The row of `name` in the text of `/proc/net/dev`.
@@ -119,6 +170,37 @@ pub fn parse_softnet_dropped(text: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn nic(counters: &[(&str, u64)]) -> HostCounters {
+        let nic = counters.iter().map(|&(name, value)| NicCounter { name: name.into(), value }).collect();
+        HostCounters { nic, ..HostCounters::default() }
+    }
+
+    #[test]
+    fn a_delta_keeps_the_driver_counters_that_changed() {
+        let before = nic(&[("peer_ifindex", 7), ("rx_pause", 10), ("rx_queue_0_drops", 3), ("tx_bytes", 100)]);
+        let after =
+            nic(&[("peer_ifindex", 7), ("rx_pause", 14), ("rx_queue_0_drops", 3), ("tx_bytes", 90), ("new", 5)]);
+        let delta = HostCounters::delta(&before, &after);
+        let changed: Vec<(&str, u64)> = delta.nic.iter().map(|c| (c.name.as_str(), c.value)).collect();
+        // A counter that went down (reset) reads as no change; one that appeared counts from zero.
+        assert_eq!(changed, [("rx_pause", 4), ("new", 5)]);
+    }
+
+    #[test]
+    fn receive_drops_are_read_from_the_drivers_names() {
+        let counters = nic(&[
+            ("rx_queue_0_drops", 1),
+            ("rx_missed_errors", 10),
+            ("rx_fifo_errors", 100),
+            ("rx_no_buffer_count", 1000),
+            ("port.rx_dropped", 10_000),
+            ("rx_packets", 5),
+            ("tx_dropped", 7),
+            ("rx_pause", 3),
+        ]);
+        assert_eq!(counters.nic_receive_drops(), 11_111, "transmit drops, pause frames and packets are not");
+    }
 
     const NET_DEV: &str = "Inter-|   Receive                                                |  Transmit
  face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed

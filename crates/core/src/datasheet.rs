@@ -24,8 +24,10 @@ pub enum Figure {
     RttLoaded,
     /// Receiver goodput of each flow: min and max of its whole intervals, typ the goodput over the run.
     Goodput,
-    /// The zero-loss rate of each size of a rate search.
+    /// The zero-loss rate of each size of a rate search (RFC 2544 26.1), which a queue can inflate.
     ZeroLoss,
+    /// The sustainable rate of each size of a rate search: no loss and no queue growth.
+    Sustainable,
     /// The longest whole burst of each size: min, typ, max over the searches.
     Burst,
 }
@@ -49,6 +51,13 @@ pub struct DatasheetRow {
     /// no value of the figure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// How Min and Max were taken when not over the test's own intervals: over longer spans on a link
+    /// whose round trip or segments are long against an interval, or over half-duplex turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remark: Option<String>,
+    /// The span, in seconds, over which Min and Max are goodputs, when longer than the test's interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_max_span_s: Option<f64>,
 }
 
 impl DatasheetRow {
@@ -62,6 +71,8 @@ impl DatasheetRow {
             unit: String::new(),
             note: note.into(),
             reason: Some(reason),
+            remark: None,
+            min_max_span_s: None,
         }
     }
 }
@@ -106,10 +117,8 @@ pub enum Table {
 /// that the row's typical value asks for (`240 kbit/s`, not `0.24 Mbit/s`). A size, gap or flow that some
 /// run has but whose figure no run gave is a row without figures, with the reason.
 pub fn datasheet_rows(test: &str, figure: Figure, unit: &str, note: &str, runs: &[RunResult]) -> Vec<DatasheetRow> {
-    // Per row: its suffix, each repetition's (min, typ, max), whether its values are bit rates.
-    type Spread = (f64, f64, f64);
     let mut rows: Vec<(String, Vec<Spread>, &'static str)> = Vec::new();
-    let mut add = |suffix: String, values: Option<(f64, f64, f64)>, unit: &'static str| {
+    let mut add = |suffix: String, values: Option<Spread>, unit: &'static str| {
         let at = match rows.iter().position(|(s, _, _)| *s == suffix) {
             Some(at) => at,
             None => {
@@ -126,32 +135,36 @@ pub fn datasheet_rows(test: &str, figure: Figure, unit: &str, note: &str, runs: 
                 let series: Vec<&Series> =
                     run.series.iter().filter(|s| s.session.is_none() && s.load.is_some() == loaded).collect();
                 for s in &series {
-                    add(
-                        series_suffix(s, series.len()),
-                        s.summary.as_ref().map(|m| (m.min_us, m.p50_us, m.max_us)),
-                        "µs",
-                    );
+                    let values = s.summary.as_ref().map(|m| Spread::plain(m.min_us, m.p50_us, m.max_us));
+                    add(series_suffix(s, series.len()), values, "µs");
                 }
             }
             Figure::Goodput => {
                 let sums: Vec<&ThroughputSeries> = run.throughput.iter().filter(|s| s.stream.is_none()).collect();
                 for s in &sums {
-                    add(throughput_suffix(s, &sums), goodput_spread(s), BIT_RATE);
+                    add(throughput_suffix(s, &sums), goodput_spread(s, &run.throughput), BIT_RATE);
+                }
+                for (suffix, both) in both_ways(&sums) {
+                    add(suffix, Some(both), BIT_RATE);
                 }
             }
-            Figure::ZeroLoss => {
+            Figure::ZeroLoss | Figure::Sustainable => {
                 for r in &run.rate_search {
                     let size =
                         r.frame_bytes.map_or(format!("{} B payload", r.payload_bytes), |f| format!("{f} B frames"));
                     let suffix = if run.rate_search.len() > 1 { format!(", {size}") } else { String::new() };
-                    add(suffix, r.rate_bps.map(|b| (b, b, b)), BIT_RATE);
+                    let rate = if figure == Figure::ZeroLoss { r.rate_bps } else { r.sustainable_bps };
+                    add(suffix, rate.map(|b| Spread::plain(b, b, b)), BIT_RATE);
                 }
             }
             Figure::Burst => {
                 for b in &run.bursts {
                     let suffix = if run.bursts.len() > 1 { format!(", {} B", b.payload_bytes) } else { String::new() };
-                    let values =
-                        b.min.zip(b.typ).zip(b.max).map(|((min, typ), max)| (min as f64, typ as f64, max as f64));
+                    let values = b
+                        .min
+                        .zip(b.typ)
+                        .zip(b.max)
+                        .map(|((min, typ), max)| Spread::plain(min as f64, typ as f64, max as f64));
                     add(suffix, values, "datagrams");
                 }
             }
@@ -159,34 +172,119 @@ pub fn datasheet_rows(test: &str, figure: Figure, unit: &str, note: &str, runs: 
     }
     rows.into_iter()
         .map(|(suffix, values, kind)| {
-            let test = format!("{test}{suffix}");
-            if values.is_empty() {
-                let reason = format!("none of its {} runs gave {}", runs.len(), figure.missing());
-                return DatasheetRow::not_measured(&test, note, reason);
-            }
-            let min = values.iter().map(|v| v.0).fold(f64::INFINITY, f64::min);
-            let max = values.iter().map(|v| v.2).fold(f64::NEG_INFINITY, f64::max);
-            let mut typs: Vec<f64> = values.iter().map(|v| v.1).collect();
-            typs.sort_by(f64::total_cmp);
-            let typ = typs[(typs.len() - 1) / 2];
-            let (scale, unit) = match kind {
-                BIT_RATE => {
-                    let unit = RateUnit::parse(unit).unwrap_or_else(|| RateUnit::for_bit_rate(typ));
-                    (unit.bps(), unit.name().to_string())
-                }
-                other => (1.0, other.to_string()),
-            };
-            DatasheetRow {
-                test,
-                min: Some(min / scale),
-                typ: Some(typ / scale),
-                max: Some(max / scale),
-                unit,
-                note: note.to_string(),
-                reason: None,
-            }
+            summarise(&format!("{test}{suffix}"), figure, unit, note, runs.len(), &values, kind)
         })
         .collect()
+}
+
+/// One repetition's figures of a row: Min and Max (`None` when the run held no span to take them over),
+/// Typ, and how Min and Max were taken when not over the test's intervals.
+#[derive(Debug, Clone, PartialEq)]
+struct Spread {
+    min: Option<f64>,
+    typ: f64,
+    max: Option<f64>,
+    basis: Option<Basis>,
+}
+
+impl Spread {
+    fn plain(min: f64, typ: f64, max: f64) -> Self {
+        Self { min: Some(min), typ, max: Some(max), basis: None }
+    }
+}
+
+/// How Min and Max of a goodput row were taken.
+#[derive(Debug, Clone, PartialEq)]
+enum Basis {
+    /// Over spans of several intervals: `span_s` long, from `round_trips_s` (four of the largest round
+    /// trip seen) or `segments_s` (the time of [`SPAN_SEGMENTS`] segments at the goodput).
+    Spans { span_s: f64, round_trips_s: f64, segments_s: f64, spans: usize },
+    /// Over the turns of a half-duplex test, each its bytes over its writing and turnaround; `both`: of
+    /// both directions, for the both-ways row.
+    Turns { turns: usize, both: bool },
+}
+
+/// A row from its repetitions' spreads: the lowest Min, the median Typ, the highest Max.
+fn summarise(
+    test: &str,
+    figure: Figure,
+    unit: &str,
+    note: &str,
+    runs: usize,
+    values: &[Spread],
+    kind: &'static str,
+) -> DatasheetRow {
+    if values.is_empty() {
+        let reason = format!("none of its {runs} runs gave {}", figure.missing());
+        return DatasheetRow::not_measured(test, note, reason);
+    }
+    let min = values.iter().filter_map(|v| v.min).reduce(f64::min);
+    let max = values.iter().filter_map(|v| v.max).reduce(f64::max);
+    let mut typs: Vec<f64> = values.iter().map(|v| v.typ).collect();
+    typs.sort_by(f64::total_cmp);
+    let typ = typs[(typs.len() - 1) / 2];
+    let (scale, unit) = match kind {
+        BIT_RATE => {
+            let unit = RateUnit::parse(unit).unwrap_or_else(|| RateUnit::for_bit_rate(typ));
+            (unit.bps(), unit.name().to_string())
+        }
+        other => (1.0, other.to_string()),
+    };
+    // The widest basis among the repetitions speaks for the row.
+    let basis = values.iter().filter_map(|v| v.basis.clone()).max_by(|a, b| a.span().total_cmp(&b.span()));
+    DatasheetRow {
+        test: test.to_string(),
+        min: min.map(|m| m / scale),
+        typ: Some(typ / scale),
+        max: max.map(|m| m / scale),
+        unit,
+        note: note.to_string(),
+        reason: None,
+        min_max_span_s: basis.as_ref().and_then(Basis::span_s),
+        remark: basis.map(|b| b.describe(min.is_some())),
+    }
+}
+
+impl Basis {
+    fn span_s(&self) -> Option<f64> {
+        match self {
+            Basis::Spans { span_s, .. } => Some(*span_s),
+            Basis::Turns { .. } => None,
+        }
+    }
+
+    fn span(&self) -> f64 {
+        self.span_s().unwrap_or(0.0)
+    }
+
+    fn describe(&self, measured: bool) -> String {
+        match self {
+            Basis::Spans { span_s, round_trips_s, segments_s, spans } => {
+                let why = match round_trips_s >= segments_s {
+                    true => format!(
+                        "{SPAN_ROUND_TRIPS:.0} of its longest round trips ({:.3} s each)",
+                        round_trips_s / SPAN_ROUND_TRIPS
+                    ),
+                    false => format!("the time of {SPAN_SEGMENTS:.0} segments at its goodput"),
+                };
+                match measured {
+                    true => format!("min/max over {spans} spans of {span_s:.3} s, {why}: shorter intervals show TCP's bursts and stalls, not the link"),
+                    false => format!("no min/max: the run is shorter than one span of {span_s:.3} s ({why}), and shorter intervals show TCP's bursts and stalls, not the link"),
+                }
+            }
+            Basis::Turns { turns, both } => {
+                let plural = if *turns == 1 { "" } else { "s" };
+                match both {
+                    false => format!(
+                        "min/max per turn ({turns} turn{plural}); typ over the time its own turns held the link (writing and turnaround): the directions do not add up, see both ways"
+                    ),
+                    true => format!(
+                        "both directions' bytes over the time of all their turns; min/max per turn ({turns} turn{plural})"
+                    ),
+                }
+            }
+        }
+    }
 }
 
 /// The kind of a row whose values are bit rates, shown in a [`RateUnit`].
@@ -199,6 +297,9 @@ impl Figure {
             Figure::Rtt | Figure::RttLoaded => "a round trip (no reply was measured)",
             Figure::Goodput => "a receiver goodput (the receiver's figure is missing)",
             Figure::ZeroLoss => "a zero-loss rate (the search found no rate without loss)",
+            Figure::Sustainable => {
+                "a sustainable rate (no trial passed without loss and queue growth, or the responder reports no delay)"
+            }
             Figure::Burst => "a burst length (the search found no whole burst)",
         }
     }
@@ -231,20 +332,93 @@ fn throughput_suffix(s: &ThroughputSeries, all: &[&ThroughputSeries]) -> String 
     }
 }
 
-/// Min and max over a row's whole intervals in its totals, and its goodput; bits per second. When the
-/// directions take turns, the intervals of the other direction's turns (nothing moved) are left out.
-fn goodput_spread(s: &ThroughputSeries) -> Option<(f64, f64, f64)> {
+/// Round trips a span for Min and Max must hold: an interval of fewer round trips sees TCP's window (a
+/// stall reads 0, a released backlog or a retransmission filling a hole reads above the link).
+const SPAN_ROUND_TRIPS: f64 = 4.0;
+/// Segments (datagrams) a span for Min and Max must hold: a span's bytes are whole reads, off by up to a
+/// segment at each edge, so 20 keep that within 10 %.
+const SPAN_SEGMENTS: f64 = 20.0;
+
+/// Min and Max of a row over its whole intervals in its totals (or spans of several, when an interval is
+/// short against the link's round trip or segments), and its goodput; bits per second. When the directions
+/// take turns, Min and Max are the turns' goodputs instead.
+fn goodput_spread(s: &ThroughputSeries, rows: &[ThroughputSeries]) -> Option<Spread> {
     let typ = s.receiver_bps?;
-    let turns = s.phase == crate::Direction::Alternating;
-    let whole: Vec<f64> = s
+    if let Some(spread) = turns_spread(typ, s.turns.iter(), false) {
+        return Some(spread);
+    }
+    let alternating = s.phase == crate::Direction::Alternating;
+    let whole: Vec<&crate::throughput::IntervalSample> = s
         .intervals
         .iter()
-        .filter(|i| i.in_total_s >= (i.end_s - i.start_s) * 0.999 && !(turns && i.bytes == 0))
-        .map(|i| i.goodput_bps)
+        .filter(|i| i.in_total_s >= (i.end_s - i.start_s) * 0.999 && !(alternating && i.bytes == 0))
         .collect();
-    let min = whole.iter().copied().fold(typ, f64::min);
-    let max = whole.iter().copied().fold(typ, f64::max);
-    Some((min, typ, max))
+    let interval_s = whole.iter().map(|i| i.end_s - i.start_s).fold(0.0, f64::max);
+    let mine = |r: &&ThroughputSeries| r.flow == s.flow && r.phase == s.phase && r.size_bytes == s.size_bytes;
+    let tcp: Vec<&crate::throughput::TcpStats> = rows.iter().filter(mine).filter_map(|r| r.tcp.as_ref()).collect();
+    let rtt_s = tcp.iter().map(|t| t.max_srtt_us.unwrap_or(0).max(t.srtt_us)).max().unwrap_or(0) as f64 / 1e6;
+    let segment = tcp.iter().map(|t| t.mss_bytes).find(|&m| m > 0).unwrap_or(s.size_bytes);
+    let round_trips_s = SPAN_ROUND_TRIPS * rtt_s;
+    let segments_s = if typ > 0.0 { SPAN_SEGMENTS * segment as f64 * 8.0 / typ } else { 0.0 };
+    let per_span =
+        if interval_s > 0.0 { (round_trips_s.max(segments_s) / interval_s - 1e-9).ceil().max(1.0) } else { 1.0 };
+    let per_span = per_span.min(whole.len().max(1) as f64 + 1.0) as usize;
+    if per_span <= 1 {
+        let min = whole.iter().map(|i| i.goodput_bps).fold(typ, f64::min);
+        let max = whole.iter().map(|i| i.goodput_bps).fold(typ, f64::max);
+        return Some(Spread::plain(min, typ, max));
+    }
+    let spans: Vec<f64> = whole
+        .chunks_exact(per_span)
+        .map(|c| {
+            c.iter().map(|i| i.bytes).sum::<u64>() as f64 * 8.0 / c.iter().map(|i| i.end_s - i.start_s).sum::<f64>()
+        })
+        .collect();
+    let span_s = per_span as f64 * interval_s;
+    let basis = Basis::Spans { span_s, round_trips_s, segments_s, spans: spans.len() };
+    let min = spans.iter().copied().reduce(f64::min).map(|m| m.min(typ));
+    let max = spans.iter().copied().reduce(f64::max).map(|m| m.max(typ));
+    Some(Spread { min, typ, max, basis: Some(basis) })
+}
+
+/// Min and Max over half-duplex turns (each turn's bytes over the time it held the link), when any turn
+/// drained; `None` otherwise.
+fn turns_spread<'a>(
+    typ: f64,
+    turns: impl Iterator<Item = &'a crate::throughput::TurnSample>,
+    both: bool,
+) -> Option<Spread> {
+    let rates: Vec<f64> = turns.filter_map(|t| t.goodput_bps()).collect();
+    let min = rates.iter().copied().reduce(f64::min)?;
+    let max = rates.iter().copied().reduce(f64::max)?;
+    Some(Spread { min: Some(min), typ, max: Some(max), basis: Some(Basis::Turns { turns: rates.len(), both }) })
+}
+
+/// For each write size whose directions took turns, drained every turn and carry their figures over
+/// their own turns: a row of both directions' bytes over the time of all their turns, which a half-duplex
+/// link carries at most at its rate (the directions' own figures are each near it, and do not add up).
+fn both_ways(sums: &[&ThroughputSeries]) -> Vec<(String, Spread)> {
+    let alternating: Vec<&&ThroughputSeries> =
+        sums.iter().filter(|s| s.phase == crate::Direction::Alternating && !s.turns.is_empty()).collect();
+    let mut sizes: Vec<u64> = alternating.iter().map(|s| s.size_bytes).collect();
+    sizes.dedup();
+    let several = sizes.len() > 1;
+    sizes
+        .into_iter()
+        .filter_map(|size| {
+            let pair: Vec<&&&ThroughputSeries> = alternating.iter().filter(|s| s.size_bytes == size).collect();
+            let drained = pair.iter().all(|s| s.turns.iter().all(|t| t.held_s().is_some()));
+            if pair.len() != 2 || !drained {
+                return None;
+            }
+            let bytes: u64 = pair.iter().map(|s| s.receiver_bytes).sum();
+            let held: f64 = pair.iter().map(|s| s.window_s).sum();
+            let typ = (held > 0.0).then(|| bytes as f64 * 8.0 / held)?;
+            let spread = turns_spread(typ, pair.iter().flat_map(|s| s.turns.iter()), true)?;
+            let suffix = if several { format!(" (both ways, {size} B writes)") } else { " (both ways)".to_string() };
+            Some((suffix, spread))
+        })
+        .collect()
 }
 
 /// What a by-size table shows in its cells.
@@ -414,6 +588,97 @@ mod tests {
         let loaded = datasheet_rows("Loaded", Figure::RttLoaded, "", "", &[fixture::under_load_run()]);
         assert_eq!(loaded.len(), 1);
         assert!(loaded[0].typ.unwrap() > 400.0);
+    }
+
+    #[test]
+    fn the_sustainable_rate_is_a_figure_of_its_own() {
+        let mut run = fixture::ratesearch_run();
+        let none = datasheet_rows("UDP sustainable", Figure::Sustainable, "", "", std::slice::from_ref(&run));
+        assert!(none[0].reason.as_deref().unwrap().contains("sustainable rate"), "{:?}", none[0]);
+        run.rate_search[0].sustainable_bps = Some(9.5e6);
+        let rows = datasheet_rows("UDP sustainable", Figure::Sustainable, "", "", &[run]);
+        assert_eq!((rows[0].typ, rows[0].unit.as_str()), (Some(9.5), "Mbit/s"));
+    }
+
+    /// A one-stream TCP upload of 1 s intervals moving `bytes[k]` in interval k, at 240 kbit/s over the
+    /// run, whose sender saw round trips of up to `max_srtt_s`.
+    fn slow_upload(bytes: &[u64], max_srtt_s: f64) -> RunResult {
+        let mut run = fixture::throughput_run();
+        run.throughput.truncate(1);
+        let sum = &mut run.throughput[0];
+        sum.receiver_bps = Some(240_000.0);
+        sum.intervals = bytes
+            .iter()
+            .enumerate()
+            .map(|(k, &b)| crate::throughput::IntervalSample {
+                start_s: k as f64,
+                end_s: k as f64 + 1.0,
+                bytes: b,
+                goodput_bps: b as f64 * 8.0,
+                in_total_s: 1.0,
+            })
+            .collect();
+        sum.tcp = Some(crate::throughput::TcpStats {
+            retransmits: 0,
+            cwnd_bytes: 14_480,
+            srtt_us: 100_000,
+            mss_bytes: 1448,
+            congestion: "cubic".into(),
+            max_srtt_us: Some((max_srtt_s * 1e6) as u64),
+        });
+        run
+    }
+
+    #[test]
+    fn min_and_max_over_intervals_of_few_round_trips_are_taken_over_spans_of_four() {
+        // Stalls and releases in 1 s intervals (0 and 480 kbit/s), steady over any 4 s: round trips of up
+        // to 0.9 s make spans of 4 intervals (3.6 s rounded up), three of them in 12 s.
+        let pattern: Vec<u64> = [30_000, 0, 60_000, 30_000].repeat(3);
+        let rows = datasheet_rows("TCP", Figure::Goodput, "", "n", &[slow_upload(&pattern, 0.9)]);
+        assert_eq!((rows[0].min, rows[0].typ, rows[0].max), (Some(240.0), Some(240.0), Some(240.0)), "{:?}", rows[0]);
+        assert_eq!(rows[0].min_max_span_s, Some(4.0));
+        let remark = rows[0].remark.as_deref().unwrap();
+        assert!(remark.contains("3 spans of 4.000 s") && remark.contains("round trips (0.900 s"), "{remark}");
+        // Round trips of 0.1 s: the 1 s intervals are long enough, and their min and max stand.
+        let short = datasheet_rows("TCP", Figure::Goodput, "", "n", &[slow_upload(&pattern, 0.1)]);
+        assert_eq!((short[0].min, short[0].max, short[0].remark.as_ref()), (Some(0.0), Some(480.0), None));
+        // A run shorter than one span has no min and max, and says why.
+        let brief = datasheet_rows("TCP", Figure::Goodput, "", "n", &[slow_upload(&pattern[..3], 0.9)]);
+        assert_eq!((brief[0].min, brief[0].typ, brief[0].max), (None, Some(240.0), None));
+        assert!(brief[0].remark.as_deref().unwrap().starts_with("no min/max"), "{:?}", brief[0]);
+    }
+
+    #[test]
+    fn half_duplex_directions_give_their_turns_and_a_both_ways_row() {
+        use crate::throughput::{Flow, TurnSample};
+        let turn = |bytes: u64, turnaround_s: f64| TurnSample {
+            start_s: 0.0,
+            writing_s: 0.5,
+            turnaround_s: Some(turnaround_s),
+            bytes: Some(bytes),
+            idle_bytes: Some(0),
+        };
+        let mut run = fixture::throughput_run();
+        run.throughput.truncate(1);
+        let up = &mut run.throughput[0];
+        up.phase = crate::Direction::Alternating;
+        // Each direction over its own turns: 60 kB in 2 s, 30 kB in 1.5 s.
+        (up.turns, up.receiver_bytes, up.window_s) = (vec![turn(30_000, 0.5), turn(30_000, 0.5)], 60_000, 2.0);
+        up.receiver_bps = Some(240_000.0);
+        let mut down = up.clone();
+        down.flow = Flow::Download;
+        (down.turns, down.receiver_bytes, down.window_s) = (vec![turn(30_000, 1.0)], 30_000, 1.5);
+        down.receiver_bps = Some(160_000.0);
+        run.throughput.push(down);
+        let rows = datasheet_rows("Half duplex", Figure::Goodput, "", "n", &[run]);
+        let names: Vec<&str> = rows.iter().map(|r| r.test.as_str()).collect();
+        assert_eq!(names, ["Half duplex (upload)", "Half duplex (download)", "Half duplex (both ways)"]);
+        assert_eq!((rows[0].min, rows[0].typ, rows[0].max), (Some(240.0), Some(240.0), Some(240.0)));
+        // 90 kB over the 3.5 s of all turns; min and max over the three turns.
+        let both = &rows[2];
+        assert!((both.typ.unwrap() - 90_000.0 * 8.0 / 3.5 / 1e3).abs() < 1e-9, "{both:?}");
+        assert_eq!((both.min, both.max), (Some(160.0), Some(240.0)));
+        assert!(both.remark.as_deref().unwrap().contains("per turn (3 turns)"), "{both:?}");
     }
 
     #[test]

@@ -71,8 +71,14 @@ pub fn throughput_run() -> RunResult {
         })
         .collect();
     let sum = sum_streams(&records, 0).expect("common intervals");
-    let tcp =
-        TcpStats { retransmits: 3, cwnd_bytes: 655_360, srtt_us: 42, mss_bytes: 65_483, congestion: "cubic".into() };
+    let tcp = TcpStats {
+        retransmits: 3,
+        cwnd_bytes: 655_360,
+        srtt_us: 42,
+        mss_bytes: 65_483,
+        congestion: "cubic".into(),
+        max_srtt_us: None,
+    };
     let mut throughput = vec![ThroughputSeries {
         phase: Direction::Upload,
         size_bytes: 131_072,

@@ -143,9 +143,12 @@ impl RttHistogram {
             Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(HistogramError::Encoding)?;
         let mut histogram = Self::new();
         for bucket in decoded.iter_recorded() {
-            // Values beyond the histogram's range are clamped as `record` clamps them, so the moments agree
-            // with the buckets; counts come from a file or a peer, so the sums are checked.
-            let value = decoded.median_equivalent(bucket.value_iterated_to()).clamp(1, HIGHEST_NS);
+            // Values beyond the histogram's range are clamped as `record` clamps them, and each stands for
+            // the middle of *our* bucket (a foreign encoding may have other buckets), so the moments agree
+            // with the buckets and a decoded histogram encodes and decodes to the same figures; counts
+            // come from a file or a peer, so the sums are checked.
+            let foreign = decoded.median_equivalent(bucket.value_iterated_to()).clamp(1, HIGHEST_NS);
+            let value = histogram.buckets.median_equivalent(foreign).clamp(1, HIGHEST_NS);
             let n = bucket.count_at_value();
             histogram.count = histogram
                 .count

@@ -218,7 +218,8 @@ pub struct ThroughputSeries {
     pub sender_bps: Option<f64>,
     /// Payload bytes read by the receiver (in the window, for a sum).
     pub receiver_bytes: u64,
-    /// Payload bytes written by the sender (in the window, for a sum).
+    /// Payload bytes written by the sender: every byte its sockets accepted over the whole test (unlike
+    /// `receiver_bytes` and `sender_bps`, not only in the window).
     pub sender_bytes: u64,
     /// Seconds over which `receiver_bps` was computed.
     pub window_s: f64,
@@ -320,8 +321,7 @@ impl LossAttribution {
         let sending = sender_drops
             + sender.udp_sndbuf_errors
             + sender.interface.as_ref().map_or(0, |i| i.tx_dropped + i.tx_errors);
-        let interface = receiver.interface.as_ref().map_or(0, |i| i.rx_dropped + i.rx_fifo + i.rx_errors)
-            + receiver.softnet_dropped;
+        let interface = receiver.receive_drops();
         let sending_host = take(sending);
         let receiver_socket_buffer = take(receiver.udp_rcvbuf_errors);
         let receiving_interface = take(interface);
@@ -388,6 +388,17 @@ mod tests {
         // A sender that saw 64 datagrams of its GSO batches dropped by its own host: all of them there.
         let batched = LossAttribution::split(70, 64, &sender, &HostCounters::default());
         assert_eq!(batched, LossAttribution { sending_host: 66, path: 4, ..LossAttribution::default() });
+    }
+
+    #[test]
+    fn driver_drops_and_kernel_drops_are_not_counted_twice() {
+        let mut receiver = crate::counters::HostCounters {
+            interface: Some(crate::counters::InterfaceCounters { rx_dropped: 30, ..Default::default() }),
+            ..crate::counters::HostCounters::default()
+        };
+        receiver.nic.push(crate::counters::NicCounter { name: "rx_missed_errors".into(), value: 40 });
+        let split = LossAttribution::split(100, 0, &crate::counters::HostCounters::default(), &receiver);
+        assert_eq!((split.receiving_interface, split.path), (40, 60), "the larger of 30 and 40");
     }
 
     #[test]

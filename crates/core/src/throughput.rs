@@ -53,6 +53,11 @@ pub struct TcpStats {
     pub mss_bytes: u64,
     /// Congestion control algorithm, e.g. `cubic`.
     pub congestion: String,
+    /// The largest smoothed round-trip time seen while the stream wrote (sampled about every 100 ms, and at
+    /// the end), microseconds: the round trip of the loaded path, which a queue lengthens. `None` from a
+    /// peer that does not sample it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_srtt_us: Option<u64>,
 }
 
 /// What one end measured of one stream. Times are nanoseconds since that end's test epoch (the first byte
@@ -355,6 +360,19 @@ pub struct TurnSample {
     /// Payload bytes of the other (idle) direction that arrived during the turn: zero when turns do not
     /// overlap. `None` where it cannot be seen (Unix sockets).
     pub idle_bytes: Option<u64>,
+}
+
+impl TurnSample {
+    /// The time the turn held the link: its writing and its turnaround (`None` if it did not drain).
+    pub fn held_s(&self) -> Option<f64> {
+        self.turnaround_s.map(|t| self.writing_s + t)
+    }
+
+    /// The turn's goodput: its direction's bytes over the time it held the link, bits per second.
+    pub fn goodput_bps(&self) -> Option<f64> {
+        let held = self.held_s().filter(|h| *h > 0.0)?;
+        Some(self.bytes? as f64 * 8.0 / held)
+    }
 }
 
 /// One reported interval of a direction's sum.

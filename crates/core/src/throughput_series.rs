@@ -87,7 +87,9 @@ fn sum_series(
         receiver_bps,
         sender_bps: sent.as_ref().map(|s| s.goodput_bps),
         receiver_bytes: received.as_ref().map(|s| s.bytes).unwrap_or(0),
-        sender_bytes: sent.as_ref().map(|s| s.bytes).unwrap_or(0),
+        // Every byte the senders' sockets accepted, not only those in the window: a send buffer larger than
+        // the link's bandwidth-delay product fills in the first fine bin, which the window leaves out.
+        sender_bytes: senders.iter().map(|s| s.bytes).sum(),
         window_s: received.as_ref().map(|s| s.window_s).unwrap_or(0.0),
         messages_per_s: receiver_bps.map(|bps| bps / 8.0 / size as f64),
         us_per_message: receiver_bps.filter(|&bps| bps > 0.0).map(|bps| size as f64 * 8.0 / bps * 1e6),
@@ -116,7 +118,8 @@ fn udp_series(
         return None;
     }
     let mut series = UdpSeries {
-        offered_bps: spec.stream_rate_bps(size).map(|rate| rate * senders.len() as f64),
+        // Streams of the row: its senders, or its receivers when a sender's record is missing.
+        offered_bps: spec.stream_rate_bps(size).map(|rate| rate * senders.len().max(receivers.len()) as f64),
         sent: 0,
         received: 0,
         lost: 0,
@@ -128,19 +131,26 @@ fn udp_series(
         attribution: None,
         delay: None,
     };
+    let mut paired = !senders.is_empty();
     for sender in senders {
         let sent = sender.udp.clone().unwrap_or_default();
-        let received =
-            receivers.iter().find(|r| r.index == sender.index).and_then(|r| r.udp.clone()).unwrap_or_default();
         series.sent += sent.datagrams;
         series.stalls += sent.stalls;
+        match receivers.iter().find(|r| r.index == sender.index) {
+            Some(receiver) => series.lost += UdpStats::lost(&sent, &receiver.udp.clone().unwrap_or_default()),
+            None => paired = false,
+        }
+    }
+    // What arrived counts whether or not the sender's count came back (a run stopped early may lack the
+    // peer's report); loss needs both ends of every stream, so it stays unknown without them.
+    for received in receivers.iter().filter_map(|r| r.udp.as_ref()) {
         series.received += received.datagrams;
-        series.lost += UdpStats::lost(&sent, &received);
         series.out_of_order += received.out_of_order;
         series.duplicates += received.duplicates;
         series.jitter_us = series.jitter_us.max(received.jitter_us);
     }
-    series.loss_percent = (series.sent > 0).then(|| series.lost as f64 * 100.0 / series.sent as f64);
+    paired &= receivers.iter().all(|r| senders.iter().any(|s| s.index == r.index));
+    series.loss_percent = (series.sent > 0 && paired).then(|| series.lost as f64 * 100.0 / series.sent as f64);
     series.delay = crate::delay_trend::DelayTrend::sum(receivers.iter().filter_map(|r| r.udp.as_ref()?.delay.as_ref()));
     Some(series)
 }
@@ -238,7 +248,14 @@ mod tests {
 
     #[test]
     fn one_stream_gives_one_row_with_its_tcp_state() {
-        let tcp = TcpStats { retransmits: 1, cwnd_bytes: 2, srtt_us: 3, mss_bytes: 1448, congestion: "cubic".into() };
+        let tcp = TcpStats {
+            retransmits: 1,
+            cwnd_bytes: 2,
+            srtt_us: 3,
+            mss_bytes: 1448,
+            congestion: "cubic".into(),
+            max_srtt_us: None,
+        };
         let sender = StreamRecord { tcp: Some(tcp.clone()), ..record(0, End::Sender) };
         let rows = combine(
             &spec(Proto::Tcp, 1),
@@ -277,5 +294,16 @@ mod tests {
         assert_eq!(sum.attribution.map(|a| a.path), Some(10), "no counter explains the loss");
         assert_eq!(rows[1].udp.as_ref().map(|u| u.lost), Some(10));
         assert_eq!(rows[2].udp.as_ref().map(|u| u.lost), Some(0));
+    }
+
+    #[test]
+    fn what_arrived_counts_without_the_senders_report_and_loss_stays_unknown() {
+        // A run stopped early: the receiver counted 90 datagrams, the sender's count never came.
+        let udp = |datagrams| Some(UdpStats { datagrams, ..UdpStats::default() });
+        let receiver = StreamRecord { udp: udp(90), ..record(0, End::Receiver) };
+        let rows = combine(&spec(Proto::Udp, 1), Direction::Upload, 1000, (&[], &[receiver]), &counters(), false);
+        let sum = rows[0].udp.as_ref().unwrap();
+        assert_eq!((sum.sent, sum.received, sum.lost, sum.loss_percent), (0, 90, 0, None));
+        assert!(sum.offered_bps.is_none(), "unpaced");
     }
 }

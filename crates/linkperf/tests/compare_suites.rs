@@ -62,6 +62,16 @@ fn labelled_suites_are_compared_test_by_test() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("baseline: label before: 6 runs of suite:quick-suite"), "{text}");
     assert!(text.contains("after vs before"), "{text}");
+
+    // The report of both labels carries the same comparison as a section of its page.
+    let page = dir.path().join("report.html");
+    let report = ["report", "--label", "before", "--label", "after", "--db", &db, "--html", page.to_str().unwrap()];
+    let output = linkperf().args(report).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let section = &html[html.find("<h2>Before and after</h2>").expect("a comparison section")..];
+    assert!(section.contains("<table id=\"comparison\">") && section.contains("<th>after vs before</th>"));
+    assert!(section.contains("<td>latency tcp 64 B</td>"), "{section}");
 }
 
 #[test]

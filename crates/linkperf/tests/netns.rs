@@ -135,9 +135,18 @@ fn udp_loss_appears_only_above_the_shaped_rate() {
     };
     let below = run("10M");
     assert_eq!(below["udp"]["lost"], 0, "{below}");
-    // 1 %: pacing is exact to the microsecond; only a stall of the sending host could shorten the rate.
+    // 1 %: pacing is exact to the microsecond; only a stall of the sending host could shorten the rate, and
+    // the sender reports each one (a busy test machine can starve it): then the path must still have
+    // delivered all it was given.
     let received = below["receiver_bps"].as_f64().unwrap();
-    assert!((received - 10e6).abs() <= 10e6 * 0.01, "below: {received}: {below}");
+    match below["udp"]["stalls"].as_u64().unwrap() {
+        0 => assert!((received - 10e6).abs() <= 10e6 * 0.01, "below: {received}: {below}"),
+        stalls => {
+            eprintln!("below: the sender stalled {stalls} times on this host; checking delivery only");
+            let sent = below["sender_bps"].as_f64().unwrap();
+            assert!((received - sent).abs() <= sent * 0.01, "below: {received} of {sent}: {below}");
+        }
+    }
     let above = run("40M");
     let received = above["receiver_bps"].as_f64().unwrap();
     eprintln!("above: received {:.3} Mbit/s of {:.3} capacity, {}", received / 1e6, capacity_bps / 1e6, above["udp"]);
@@ -236,6 +245,12 @@ fn a_sweep_loses_nothing_below_the_shaped_rate_and_more_above_it() {
     assert!(loss[3] > 0.0 && loss[4] > loss[3], "25 and 30 Mbit/s do not, increasingly: {loss:?}");
     for row in &rows[3..] {
         let received = row["receiver_bps"].as_f64().unwrap();
+        // A sender that stalled (it reports each time; a busy test machine can starve it) offered less than
+        // asked for a while, so the link was not kept full: only steps the sender kept are checked.
+        if row["udp"]["stalls"].as_u64().unwrap() > 0 {
+            eprintln!("the sender stalled at {}: not checked", row["udp"]["offered_bps"]);
+            continue;
+        }
         assert!((received - capacity_bps).abs() <= capacity_bps * 0.03, "{row}");
     }
 }

@@ -54,6 +54,19 @@ fn assert_receiver_figure(result: &serde_json::Value, rate_bps: f64, tolerance: 
     );
 }
 
+/// Checks that a TCP sum's sender counted every byte its socket accepted: TCP delivers them all in a run
+/// that completed, so the sender's count is at least the receiver's, and the receiver's (over its window,
+/// which leaves out at most two fine bins, a thousandth of the run each, at either edge) is within 5 % of
+/// it. A count over the sender's window alone leaves out the first fine bin, in which a send buffer larger
+/// than the link's bandwidth-delay product fills at once: 33 kB counted of 355 kB received, before.
+fn assert_sender_counts_every_byte(result: &serde_json::Value) {
+    let sum = &result["throughput"][0];
+    let (sent, received) = (sum["sender_bytes"].as_u64().unwrap(), sum["receiver_bytes"].as_u64().unwrap());
+    eprintln!("sender {sent} bytes, receiver {received} bytes");
+    assert!(sent >= received, "the sender counted {sent} bytes, the receiver read {received}: {sum}");
+    assert!(received as f64 >= sent as f64 * 0.95, "the sender counted {sent} bytes, the receiver read {received}");
+}
+
 /// Checks that the turns of an alternating run did not overlap: in every turn, nothing of the idle
 /// direction arrived; every turn drained and carried data; and both directions took turns.
 fn assert_turns_do_not_overlap(result: &serde_json::Value) {
@@ -87,6 +100,7 @@ fn a_slow_upload_with_a_large_buffer_keeps_the_receivers_figure() {
     let bound = Duration::from_secs_f64(4.0 + drain_s + 10.0);
     let args = ["--direction", "up", "--buffer", "256k", "--duration", "4s", "--congestion", "cubic"];
     let result = throughput(&net, &server, &args, bound);
+    assert_sender_counts_every_byte(&result);
     // 5 %: the bucket's initial 3000 bytes (under 1 % of the 17 s or more of the window), the window's edges
     // (two fine bins of 4 ms) and TCP's slow start on a link this slow (one round trip of 0.1 s or so).
     assert_receiver_figure(&result, 250e3, 0.05);
@@ -103,6 +117,7 @@ fn a_slow_download_with_a_large_buffer_ends_within_its_drain() {
     let bound = Duration::from_secs_f64(4.0 + drain_s + 10.0);
     let args = ["--direction", "down", "--buffer", "256k", "--duration", "4s", "--congestion", "cubic"];
     let result = throughput(&net, &server, &args, bound);
+    assert_sender_counts_every_byte(&result);
     // 5 %: as for the upload.
     assert_receiver_figure(&result, 250e3, 0.05);
 }
@@ -120,6 +135,7 @@ fn a_slower_upload_keeps_the_receivers_figure_over_shallow_and_deep_queues() {
         let args = ["--direction", "up", "--buffer", "128k", "--duration", "4s", "--congestion", "cubic"];
         let result = throughput(&net, &server, &args, bound);
         eprintln!("queue {queue} bytes");
+        assert_sender_counts_every_byte(&result);
         if queue == "300000" {
             // The deep queue drops nothing: the payload rate within the 5 % of the test above.
             assert_receiver_figure(&result, 128e3, 0.05);

@@ -3,7 +3,9 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use linkperf_core::counters::{parse_net_dev, parse_snmp, parse_softnet_dropped, HostCounters};
+use linkperf_core::counters::{
+    parse_net_dev, parse_snmp, parse_softnet_dropped, HostCounters, NicCounter, MAX_NIC_COUNTERS,
+};
 
 /// The name of the interface holding `address`, or `None` (a Unix socket, or an address not found).
 pub fn interface_for(address: Option<SocketAddr>) -> Option<String> {
@@ -43,7 +45,16 @@ pub fn snapshot(interface: Option<&str>) -> HostCounters {
         udp_sndbuf_errors: counter("Udp", "SndbufErrors"),
         tcp_retrans_segs: counter("Tcp", "RetransSegs"),
         softnet_dropped: parse_softnet_dropped(&read("/proc/net/softnet_stat")),
+        nic: interface.map(nic_counters).unwrap_or_default(),
     }
+}
+
+/// The driver statistics of `interface` (`ethtool -S`, through the ethtool ioctl), or none when the driver
+/// has none (loopback) or they cannot be read.
+pub fn nic_counters(interface: &str) -> Vec<NicCounter> {
+    use below_ethtool::EthtoolReadable;
+    let stats = below_ethtool::Ethtool::new(interface).and_then(|ethtool| ethtool.stats()).unwrap_or_default();
+    stats.into_iter().take(MAX_NIC_COUNTERS).map(|(name, value)| NicCounter { name, value }).collect()
 }
 
 /// A snapshot to be compared with a later one.

@@ -23,6 +23,7 @@ pub fn tcp_stats(socket: &Socket) -> Option<TcpStats> {
         srtt_us: u64::from(info.tcpi_rtt),
         mss_bytes: u64::from(info.tcpi_snd_mss),
         congestion,
+        max_srtt_us: None,
     })
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use linkperf_core::link_model::{Framing, ETHERNET_OVERHEAD_BYTES};
 use linkperf_core::run_result::ThroughputSeries;
 use linkperf_core::spec::LinkSpec;
-use linkperf_core::throughput::Flow;
+use linkperf_core::throughput::{End, Flow};
 use linkperf_core::throughput_series::{combine, cpu_warning, link_efficiency, TestCounters};
 use linkperf_core::{Direction, Proto, ThroughputSpec};
 use linkperf_proto::{StreamHeader, TestRequest};
@@ -187,6 +187,17 @@ fn measure(
     let mut series = combine(spec, phase, size, (&ran.records, &remote.streams), &counters, error.is_none());
     for sum in series.iter_mut().filter(|s| s.stream.is_none()) {
         sum.turns = ran.turns.iter().filter(|(flow, _)| *flow == sum.flow).map(|(_, t)| t.clone()).collect();
+        if !sum.turns.is_empty() {
+            let total = |end: End| -> u64 {
+                ran.records
+                    .iter()
+                    .chain(&remote.streams)
+                    .filter(|r| r.flow == sum.flow && r.end == end)
+                    .map(|r| r.bytes)
+                    .sum()
+            };
+            turns::rate_over_turns(sum, total(End::Receiver), total(End::Sender));
+        }
     }
     // The receiver's figure of a stream is the result: a test without it is not complete, whatever else it
     // measured. (A UDP trial that received nothing, or a burst shorter than a bin, is a measurement.)

@@ -99,7 +99,8 @@ const RECEIVE_BYTES: usize = 128 * 1024;
 
 impl UdpStream<'_> {
     /// Sends `size`-byte datagrams for `duration`, at `rate_bps` of UDP payload if given, then END.
-    /// `epoch` is the sending clock's origin; `cancelled` is polled a few times a second.
+    /// `epoch` is the sending clock's origin; `cancelled` is polled a few times a second, and once it says
+    /// so the sender stops and returns what it sent (the caller knows why).
     pub fn send(
         &self,
         size: usize,
@@ -124,7 +125,7 @@ impl UdpStream<'_> {
         let mut buffer: Vec<u8> = (0..size * batch).map(|i| (i % 251) as u8).collect();
         let start = Instant::now();
         let (mut anchor, mut scheduled, mut calls) = (start, 0u64, 0u64);
-        let mut next_poll = start + TICK;
+        let (mut next_poll, mut stopped) = (start + TICK, false);
         loop {
             let mut now = Instant::now();
             if now.duration_since(start) >= duration {
@@ -148,7 +149,8 @@ impl UdpStream<'_> {
                     // A slow schedule: wait in ticks, so that the duration and a cancellation end the wait.
                     std::thread::sleep(TICK.min(duration.saturating_sub(now.duration_since(start))));
                     if cancelled() {
-                        return Err(NetError::Interrupted);
+                        stopped = true;
+                        break;
                     }
                     continue;
                 } else {
@@ -198,12 +200,16 @@ impl UdpStream<'_> {
             if now >= next_poll {
                 next_poll = now + TICK;
                 if cancelled() {
-                    return Err(NetError::Interrupted);
+                    stopped = true;
+                    break;
                 }
             }
         }
+        // A sender stopped early (Ctrl-C, or the responder's report asked for) keeps what it sent at once,
+        // without END (whose spacing can take 2 s): the caller knows why it stopped (its `cancelled` said
+        // so), and the receiver stops on its own.
         let ended = Instant::now();
-        for after in end_spacing(gap) {
+        for after in end_spacing(gap).into_iter().filter(|_| !stopped) {
             crate::clock::wait_until(ended + after);
             self.control(StreamProbe::END, 1);
         }

@@ -94,19 +94,25 @@ impl FrameReader {
 
     /// A whole frame from what is pending, if there is one.
     fn take(&mut self, max: u32) -> Result<Option<Message>, ProtoError> {
-        let Some(header) = self.pending.get(..4) else { return Ok(None) };
-        let length = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
-        if length > max {
-            return Err(ProtoError::Oversized(length));
-        }
-        let end = 4 + length as usize;
-        if self.pending.len() < end {
-            return Ok(None);
-        }
-        let message = decode_body(&self.pending[4..end]);
-        self.pending.drain(..end);
-        message.map(Some)
+        take_frame(&mut self.pending, max)
     }
+}
+
+/// Takes the first whole frame of at most `max` bytes off the front of `pending` and decodes it: `Ok(None)`
+/// while it is incomplete. An oversized length is refused from its header alone, before its body comes.
+pub(crate) fn take_frame(pending: &mut Vec<u8>, max: u32) -> Result<Option<Message>, ProtoError> {
+    let Some(header) = pending.get(..4) else { return Ok(None) };
+    let length = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
+    if length > max {
+        return Err(ProtoError::Oversized(length));
+    }
+    let end = 4 + length as usize;
+    if pending.len() < end {
+        return Ok(None);
+    }
+    let message = decode_body(&pending[4..end]);
+    pending.drain(..end);
+    message.map(Some)
 }
 
 /// Fills `buf`, returning `at_start` if input ends before the first byte and `Truncated` if it ends later.

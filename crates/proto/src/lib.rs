@@ -17,6 +17,7 @@ pub mod printable;
 pub mod probe;
 pub mod refusal;
 pub mod session;
+pub mod slots;
 pub mod test_plan;
 
 pub use ending::{AuthFailure, Ending, Violation};

@@ -504,6 +504,8 @@ mod tests {
         assert!(sessions.to_string().contains("at most 64 sessions at once"), "{sessions}");
         let memory = Refusal::BudgetSpent { budget: Budget::BufferMemory, limit: 1 << 30 };
         assert!(memory.to_string().contains("buffer memory"), "{memory}");
+        let waiters = Refusal::BudgetSpent { budget: Budget::AddressWaiters, limit: 8 };
+        assert!(waiters.to_string().contains("places to wait for a session from one address"), "{waiters}");
     }
 
     #[test]

@@ -51,6 +51,10 @@ pub enum Budget {
     SessionThreads,
     /// Buffer memory of one session's data connections.
     SessionBufferMemory,
+    /// Places to wait for a session slot when every slot is held.
+    SessionWaiters,
+    /// Places to wait for a session slot, for clients from one address.
+    AddressWaiters,
 }
 
 impl Budget {
@@ -62,6 +66,8 @@ impl Budget {
             Budget::Connections => "connections",
             Budget::SessionThreads => "threads for one session's data connections",
             Budget::SessionBufferMemory => "buffer memory of one session",
+            Budget::SessionWaiters => "places to wait for a session",
+            Budget::AddressWaiters => "places to wait for a session from one address",
         }
     }
 }
@@ -202,6 +208,14 @@ pub enum Refusal {
         /// The cap.
         limit: u32,
     },
+    /// Every session slot stayed held (by busy sessions, or sessions idle for less than the time after
+    /// which one makes room) for as long as the client could wait: its handshake deadline.
+    NoSlotFreed {
+        /// The responder's slots (`serve --max-sessions`).
+        limit: u32,
+        /// How long the client waited, in seconds.
+        waited_s: f64,
+    },
     /// A budget of the whole responder is spent.
     BudgetSpent {
         /// Which one.
@@ -308,6 +322,15 @@ impl fmt::Display for Refusal {
             Refusal::TooManyOpenTests { limit } => {
                 write!(f, "this session has {limit} tests open, the most at once: finish one first")
             }
+            Refusal::NoSlotFreed { limit, waited_s } => write!(
+                f,
+                "the responder serves at most {limit} sessions at once and none came free in the {waited_s:.1} s this client waited; try again later"
+            ),
+            Refusal::BudgetSpent { budget: budget @ (Budget::SessionWaiters | Budget::AddressWaiters), limit } => write!(
+                f,
+                "every session slot of the responder is held and its {} are taken ({limit} at most); try again later",
+                budget.describe()
+            ),
             Refusal::BudgetSpent { budget: Budget::Sessions, limit } => {
                 write!(f, "the responder serves at most {limit} sessions at once; try again later")
             }

@@ -7,7 +7,9 @@
 //! - greeting and authentication complete within one handshake deadline counted from the connection's
 //!   accept, however slowly the bytes trickle in;
 //! - a session slot is asked for (`Action::Admit`) only once the client is authenticated, and the host
-//!   facts of the responder are sent only then;
+//!   facts of the responder are sent only then; when every slot is held the driver may have the client
+//!   wait (`Answer::Wait`, see `crate::slots`) until the same handshake deadline, past which the
+//!   client is refused with how long it waited;
 //! - every test request is parsed by `Limits::admit` and checked against the session's caps: tests over
 //!   its life, tests open at once, connections open at once, and the time left of `max_duration`, which
 //!   bounds the session's chained tests, not only each test;
@@ -27,8 +29,8 @@ use linkperf_core::HostFacts;
 
 use crate::auth::{self, Side};
 use crate::ending::{AuthFailure, Ending, Violation};
-use crate::frame::{decode_body, encode_frame};
-use crate::{Limits, Message, PlannedTest, Refusal, TestPlan, MAX_FRAME_BYTES};
+use crate::frame::{encode_frame, take_frame};
+use crate::{Limits, Message, PlannedTest, ProtoError, Refusal, TestPlan, MAX_FRAME_BYTES};
 
 /// A control session as the driver's event loop sees it: bytes and time in, bytes and actions out.
 pub trait Session {
@@ -53,7 +55,8 @@ pub trait Session {
 /// What the session asks of the driver.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// The client is authenticated: grant it a session slot. Answer `Admitted` or `Refused`.
+    /// The client is authenticated: grant it a session slot. Answer `Admitted`, `Refused`, or `Wait` and
+    /// later `Admitted`.
     Admit {
         /// The client's host name, as it gave it (escape it before printing).
         client: String,
@@ -99,6 +102,8 @@ pub enum Answer {
     },
     /// The slot or test is refused.
     Refused(Refusal),
+    /// Every slot is held: the client waits for one, until its handshake deadline.
+    Wait,
     /// The test runs under this token.
     TestStarted {
         /// The token.
@@ -156,6 +161,8 @@ enum State {
     Authenticating,
     /// Waiting for the driver's answer to `Admit`.
     Admitting,
+    /// Waiting for a slot, since this instant (the driver answered `Wait`).
+    Waiting(Instant),
     /// Serving requests.
     Serving,
     /// Waiting for the driver's answer to `StartTest` or `Report`.
@@ -227,6 +234,11 @@ impl ControlSession {
         (self.state == State::Serving && self.open.is_empty()).then_some(self.last_message)
     }
 
+    /// Whether the client is authenticated and waits for a slot (the driver answered `Wait`).
+    pub fn is_waiting(&self) -> bool {
+        matches!(self.state, State::Waiting(_))
+    }
+
     /// Whether the client is authenticated and holds a slot.
     pub fn is_admitted(&self) -> bool {
         self.session_deadline.is_some() && self.state != State::Closed
@@ -272,18 +284,10 @@ impl ControlSession {
     }
 
     fn next_frame(&mut self) -> Result<Option<Message>, Violation> {
-        let Some(header) = self.input.get(..4) else { return Ok(None) };
-        let length = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
-        if length > MAX_FRAME_BYTES {
-            return Err(Violation::Oversized(length));
-        }
-        let end = 4 + length as usize;
-        if self.input.len() < end {
-            return Ok(None);
-        }
-        let message = decode_body(&self.input[4..end]).map_err(|e| Violation::Malformed(e.to_string()));
-        self.input.drain(..end);
-        message.map(Some)
+        take_frame(&mut self.input, MAX_FRAME_BYTES).map_err(|e| match e {
+            ProtoError::Oversized(length) => Violation::Oversized(length),
+            other => Violation::Malformed(other.to_string()),
+        })
     }
 
     fn handle(&mut self, now: Instant, message: Message) {
@@ -434,7 +438,9 @@ impl Session for ControlSession {
     fn handle_close(&mut self, _now: Instant) {
         match self.state {
             State::Closed => {}
-            State::Greeting | State::Authenticating | State::Admitting => self.close(Ending::ClosedDuringHandshake),
+            State::Greeting | State::Authenticating | State::Admitting | State::Waiting(_) => {
+                self.close(Ending::ClosedDuringHandshake)
+            }
             _ if !self.input.is_empty() => {
                 self.close(Ending::Violation(Violation::Malformed("truncated frame".into())))
             }
@@ -448,6 +454,10 @@ impl Session for ControlSession {
             State::Greeting | State::Authenticating if now >= self.handshake_deadline => {
                 self.close(Ending::HandshakeTimeout)
             }
+            State::Waiting(since) if now >= self.handshake_deadline => {
+                let (limit, waited_s) = (self.config.limits.max_sessions, (now - since).as_secs_f64());
+                self.close(Ending::Refused(Refusal::NoSlotFreed { limit, waited_s }))
+            }
             _ if self.session_deadline.is_some_and(|d| now >= d) => {
                 self.close(Ending::Overran { limit_s: self.config.limits.max_duration.as_secs_f64() })
             }
@@ -460,8 +470,9 @@ impl Session for ControlSession {
 
     fn answer(&mut self, now: Instant, answer: Answer) {
         match (self.state, answer) {
-            (State::Admitting, Answer::Admitted { host }) => self.admitted(now, host),
-            (State::Admitting, Answer::Refused(refusal)) => self.close(Ending::Refused(refusal)),
+            (State::Admitting | State::Waiting(_), Answer::Admitted { host }) => self.admitted(now, host),
+            (State::Admitting | State::Waiting(_), Answer::Refused(refusal)) => self.close(Ending::Refused(refusal)),
+            (State::Admitting, Answer::Wait) => self.state = State::Waiting(now),
             (State::Answering, Answer::TestStarted { token }) => {
                 if let Some(plan) = self.starting.take() {
                     let throughput = matches!(plan.test, PlannedTest::Throughput(_));
@@ -497,7 +508,7 @@ impl Session for ControlSession {
     fn poll_timeout(&self) -> Option<Instant> {
         match self.state {
             State::Closed => None,
-            State::Greeting | State::Authenticating => Some(self.handshake_deadline),
+            State::Greeting | State::Authenticating | State::Waiting(_) => Some(self.handshake_deadline),
             State::Serving if self.open.is_empty() => {
                 let idle = self.last_message + self.config.idle_timeout;
                 Some(self.session_deadline.map_or(idle, |d| d.min(idle)))

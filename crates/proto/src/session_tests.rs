@@ -1,7 +1,10 @@
 //! Every rule of the control session, as bytes and instants fed to the state machine: no sockets, no sleeps.
 
+use std::collections::HashMap;
+
 use super::*;
 use crate::frame::read_frame_up_to;
+use crate::slots::{Claim, SlotConfig, Slots};
 use crate::{ErrorCode, TestRequest, MAX_CLIENT_FRAME_BYTES};
 use linkperf_core::{Proto, WaitMode};
 
@@ -30,6 +33,25 @@ fn latency(connections: u32, planned_s: Option<f64>) -> Vec<u8> {
         connections,
         wait: WaitMode::Block,
         planned_duration_s: planned_s,
+    }))
+}
+
+/// A 5 s TCP throughput request reported every `interval_s`.
+fn throughput(interval_s: f64, alternating: bool) -> Vec<u8> {
+    frame(&Message::TestRequest(TestRequest::Throughput {
+        proto: Proto::Tcp,
+        connections: 1,
+        write_bytes: 1000,
+        duration_s: 5.0,
+        interval_s,
+        buffer_bytes: None,
+        congestion: None,
+        discard: false,
+        rate_bps: None,
+        gso: false,
+        batch: 1,
+        alternating,
+        datagrams: None,
     }))
 }
 
@@ -166,41 +188,60 @@ fn a_handshake_trickled_a_byte_every_8_s_ends_at_the_deadline() {
     assert!(session.is_closed());
 }
 
-#[test]
-fn the_handshake_deadline_counts_from_the_accept_and_covers_authentication() {
-    let t0 = Instant::now();
+/// A session in its handshake: a keyed one whose hello came 9 s after the accept at `t0`.
+fn greeted_late(t0: Instant) -> ControlSession {
     let mut session = ControlSession::new(config(true), t0);
     session.handle_input(t0 + Duration::from_secs(9), &hello());
-    session.handle_timeout(t0 + Duration::from_millis(9_999));
-    assert!(!session.is_closed());
-    session.handle_timeout(t0 + Duration::from_secs(10));
-    assert_eq!(ending(&mut session), Some(Ending::HandshakeTimeout));
+    sent(&mut session);
+    session
 }
 
-#[test]
-fn a_session_without_tests_is_closed_when_idle() {
-    let t0 = Instant::now();
-    let mut session = serving(t0);
-    assert_eq!(session.poll_timeout(), Some(t0 + Duration::from_secs(60)));
-    session.handle_timeout(t0 + Duration::from_secs(59));
-    assert!(!session.is_closed());
-    session.handle_timeout(t0 + Duration::from_secs(60));
-    assert_eq!(ending(&mut session), Some(Ending::Idle));
+/// A session waiting for a slot since `t0`, its accept.
+fn waiting(t0: Instant) -> ControlSession {
+    let mut session = ControlSession::new(config(false), t0);
+    session.handle_input(t0, &hello());
+    actions(&mut session);
+    session.answer(t0, Answer::Wait);
+    session
 }
 
-#[test]
-fn an_open_test_is_no_idleness_but_the_session_deadline_cuts_it() {
-    let t0 = Instant::now();
+/// A session serving a test (token 7) since `t0`.
+fn testing(t0: Instant) -> ControlSession {
     let mut session = serving(t0);
     start(&mut session, t0, latency(1, None), 7);
-    let end = t0 + Duration::from_secs(3600 + 2);
-    assert_eq!(session.poll_timeout(), Some(end));
-    session.handle_timeout(t0 + Duration::from_secs(600));
-    assert!(!session.is_closed());
-    session.handle_timeout(end);
-    let all = actions(&mut session);
-    assert!(all.contains(&Action::Release { token: 7 }), "{all:?}");
-    assert!(matches!(all.last(), Some(Action::Close { ending: Ending::Overran { .. } })), "{all:?}");
+    session
+}
+
+#[test]
+fn each_deadline_closes_the_session_at_its_instant_and_not_before() {
+    let t0 = Instant::now();
+    let close = |ending| Action::Close { ending };
+    let cases = [
+        // The handshake deadline counts from the accept and covers authentication.
+        ("handshake", greeted_late(t0), 10, vec![close(Ending::HandshakeTimeout)]),
+        ("idle, no test open", serving(t0), 60, vec![close(Ending::Idle)]),
+        // An open test is no idleness, but the session's time (max_duration + grace) cuts it.
+        (
+            "session time, a test open",
+            testing(t0),
+            3600 + 2,
+            vec![Action::Release { token: 7 }, close(Ending::Overran { limit_s: 3600.0 })],
+        ),
+        (
+            "waiting for a slot",
+            waiting(t0),
+            10,
+            vec![close(Ending::Refused(Refusal::NoSlotFreed { limit: 64, waited_s: 10.0 }))],
+        ),
+    ];
+    for (what, mut session, deadline_s, expected) in cases {
+        let deadline = t0 + Duration::from_secs(deadline_s);
+        assert_eq!(session.poll_timeout(), Some(deadline), "{what}");
+        session.handle_timeout(deadline - Duration::from_millis(1));
+        assert!(!session.is_closed(), "{what}: closed before its deadline");
+        session.handle_timeout(deadline);
+        assert_eq!(actions(&mut session), expected, "{what}");
+    }
 }
 
 #[test]
@@ -249,21 +290,7 @@ fn per_session_caps_on_tests_and_connections_refuse_with_their_reason() {
 fn bad_values_are_refused_and_the_session_goes_on() {
     let t0 = Instant::now();
     let mut session = serving(t0);
-    let request = frame(&Message::TestRequest(TestRequest::Throughput {
-        proto: Proto::Tcp,
-        connections: 1,
-        write_bytes: 1000,
-        duration_s: 5.0,
-        interval_s: 1e-9,
-        buffer_bytes: None,
-        congestion: None,
-        discard: false,
-        rate_bps: None,
-        gso: false,
-        batch: 1,
-        alternating: false,
-        datagrams: None,
-    }));
+    let request = throughput(1e-9, false);
     session.handle_input(t0, &request);
     assert!(actions(&mut session).is_empty(), "no test starts");
     assert!(
@@ -313,21 +340,7 @@ fn tokens_of_other_sessions_are_not_this_sessions_to_touch() {
 fn reports_are_gathered_by_the_driver_and_sent_in_turn() {
     let t0 = Instant::now();
     let mut session = serving(t0);
-    let request = frame(&Message::TestRequest(TestRequest::Throughput {
-        proto: Proto::Tcp,
-        connections: 1,
-        write_bytes: 1000,
-        duration_s: 5.0,
-        interval_s: 1.0,
-        buffer_bytes: None,
-        congestion: None,
-        discard: false,
-        rate_bps: None,
-        gso: false,
-        batch: 1,
-        alternating: true,
-        datagrams: None,
-    }));
+    let request = throughput(1.0, true);
     start(&mut session, t0, request, 5);
     session.handle_input(t0, &frame(&Message::Turn { token: 5, flow: Flow::Download }));
     session.handle_input(t0, &frame(&Message::ReportRequest { token: 5 }));
@@ -404,4 +417,173 @@ fn only_a_session_without_open_tests_is_idle() {
     session.close(Ending::Evicted);
     assert!(matches!(&sent(&mut session)[..], [Message::Error { code: ErrorCode::OverLimit, .. }]));
     assert_eq!(session.idle_since(), None);
+}
+
+#[test]
+fn a_client_of_a_full_responder_waits_and_is_welcomed_once_a_slot_frees() {
+    let t0 = Instant::now();
+    let mut session = ControlSession::new(config(false), t0);
+    session.handle_input(t0, &hello());
+    assert_eq!(actions(&mut session), vec![Action::Admit { client: "client".into() }]);
+    session.answer(t0, Answer::Wait);
+    assert!(sent(&mut session).is_empty(), "nothing while it waits");
+    assert_eq!(session.poll_timeout(), Some(t0 + Duration::from_secs(10)), "its handshake deadline still holds");
+    session.handle_timeout(t0 + Duration::from_millis(9_999));
+    assert!(!session.is_closed() && !session.is_admitted());
+    let freed = t0 + Duration::from_millis(1_500);
+    session.answer(freed, Answer::Admitted { host: responder_host() });
+    assert!(matches!(&sent(&mut session)[..], [Message::Welcome { .. }]));
+    assert!(session.is_admitted());
+    assert_eq!(session.idle_since(), Some(freed), "idle from its admission, not from its hello");
+    assert_eq!(session.poll_timeout(), Some(freed + Duration::from_secs(60)));
+}
+
+#[test]
+fn a_client_that_waits_past_its_handshake_deadline_is_refused_with_how_long_it_waited() {
+    let t0 = Instant::now();
+    let mut session = ControlSession::new(config(false), t0);
+    let asked = t0 + Duration::from_secs(2);
+    session.handle_input(asked, &hello());
+    actions(&mut session);
+    session.answer(asked, Answer::Wait);
+    session.handle_timeout(t0 + Duration::from_secs(10));
+    match &sent(&mut session)[..] {
+        [Message::Error { code: ErrorCode::OverLimit, message }] => {
+            assert!(message.contains("at most 64 sessions") && message.contains("8.0 s"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(ending(&mut session), Some(Ending::Refused(Refusal::NoSlotFreed { limit: 64, waited_s: 8.0 })));
+}
+
+#[test]
+fn a_waiting_client_holds_its_requests_until_it_is_admitted() {
+    let t0 = Instant::now();
+    let mut session = ControlSession::new(config(false), t0);
+    let mut pipelined = hello();
+    pipelined.extend(latency(1, None));
+    session.handle_input(t0, &pipelined);
+    actions(&mut session);
+    session.answer(t0, Answer::Wait);
+    assert!(actions(&mut session).is_empty(), "no test before a slot");
+    session.answer(t0, Answer::Admitted { host: responder_host() });
+    assert!(matches!(actions(&mut session)[..], [Action::StartTest { .. }]));
+}
+
+/// The responder's event loop in miniature: sessions by id, and the slots they claim.
+struct Responder {
+    sessions: HashMap<u64, ControlSession>,
+    slots: Slots,
+}
+
+impl Responder {
+    fn new(max_sessions: u32) -> Self {
+        Self { sessions: HashMap::new(), slots: Slots::new(SlotConfig::new(max_sessions)) }
+    }
+
+    /// A client `id` from `last` (of 127.0.0.last) that sends its hello at `now`.
+    fn connect(&mut self, id: u64, last: u8, now: Instant) {
+        let mut session = ControlSession::new(config(false), now);
+        session.handle_input(now, &hello());
+        self.sessions.insert(id, session);
+        self.drive(id, last, now);
+    }
+
+    /// Carries out a session's actions as the loop does: slots for `Admit`, eviction of the session that
+    /// makes room, and the slot's return when a session closes.
+    fn drive(&mut self, id: u64, last: u8, now: Instant) {
+        let Some(session) = self.sessions.get_mut(&id) else { return };
+        let mut evicted = None;
+        while let Some(action) = session.poll_action() {
+            match action {
+                Action::Admit { .. } => match self.slots.claim(id, Some([127, 0, 0, last].into()), now) {
+                    Claim::Granted { evict } => {
+                        evicted = evict;
+                        session.answer(now, Answer::Admitted { host: responder_host() });
+                    }
+                    Claim::Wait => session.answer(now, Answer::Wait),
+                    Claim::Refused(refusal) => session.answer(now, Answer::Refused(refusal)),
+                },
+                Action::Close { .. } => self.slots.release(id),
+                _ => {}
+            }
+        }
+        self.slots.set_idle(id, session.idle_since());
+        if let Some(victim) = evicted {
+            self.evict(victim);
+        }
+    }
+
+    fn evict(&mut self, victim: u64) {
+        if let Some(idle) = self.sessions.get_mut(&victim) {
+            idle.close(Ending::Evicted);
+            while idle.poll_action().is_some() {}
+        }
+    }
+
+    /// What the loop does when time passes: timeouts, then grants to waiting clients.
+    fn tick(&mut self, now: Instant) {
+        let ids: Vec<u64> = self.sessions.keys().copied().collect();
+        for id in ids {
+            let session = self.sessions.get_mut(&id).expect("listed");
+            if session.poll_timeout().is_some_and(|t| t <= now) {
+                session.handle_timeout(now);
+                self.drive(id, 0, now);
+            }
+        }
+        while let Some(grant) = self.slots.poll_grant(now) {
+            if let Some(victim) = grant.evict {
+                self.evict(victim);
+            }
+            let session = self.sessions.get_mut(&grant.id).expect("a waiting session");
+            session.answer(now, Answer::Admitted { host: responder_host() });
+            self.drive(grant.id, 0, now);
+        }
+    }
+
+    fn welcomed(&mut self, id: u64) -> bool {
+        let session = self.sessions.get_mut(&id).expect("a session");
+        sent(session).iter().any(|m| matches!(m, Message::Welcome { .. }))
+    }
+}
+
+#[test]
+fn sixty_four_fresh_idlers_delay_a_client_until_the_first_has_idled_1_s() {
+    let t0 = Instant::now();
+    let mut responder = Responder::new(64);
+    for id in 1..=64 {
+        // One every 10 ms, from another address, each silent after its hello.
+        responder.connect(id, 2, t0 + Duration::from_millis(10 * id));
+        assert!(responder.welcomed(id));
+    }
+    let arrives = t0 + Duration::from_millis(700);
+    responder.connect(100, 1, arrives);
+    assert!(!responder.welcomed(100), "every slot held by a session idle for less than 1 s");
+    assert_eq!(responder.slots.poll_timeout(), Some(t0 + Duration::from_millis(1_010)), "idler 1 idles 1 s then");
+    responder.tick(t0 + Duration::from_millis(1_009));
+    assert!(!responder.welcomed(100));
+    responder.tick(t0 + Duration::from_millis(1_010));
+    assert!(responder.welcomed(100), "admitted as soon as an idler became evictable");
+    assert_eq!(ending(responder.sessions.get_mut(&1).expect("idler 1")), None, "its actions were drained");
+    assert!(responder.sessions[&1].is_closed(), "the idlest made room");
+    assert!(responder.sessions[&2].is_admitted(), "the others keep their slots");
+}
+
+#[test]
+fn a_client_waiting_behind_busy_sessions_is_refused_at_its_deadline_and_leaves_the_queue() {
+    let t0 = Instant::now();
+    let mut responder = Responder::new(1);
+    responder.connect(1, 2, t0);
+    let busy = responder.sessions.get_mut(&1).expect("session 1");
+    start(busy, t0, latency(1, None), 7);
+    responder.slots.set_idle(1, None);
+    responder.connect(2, 1, t0);
+    assert_eq!(responder.slots.waiting(), 1);
+    responder.tick(t0 + Duration::from_secs(10));
+    let refused = responder.sessions.get_mut(&2).expect("session 2");
+    assert!(
+        matches!(&sent(refused)[..], [Message::Error { message, .. }] if message.contains("10.0 s this client waited"))
+    );
+    assert_eq!(responder.slots.waiting(), 0, "its place in the queue is free");
+    assert!(responder.sessions[&1].is_admitted(), "a session with a test open is never evicted");
 }

@@ -90,6 +90,10 @@ pub(crate) fn write_sweep(run: &RunResult, out: &mut dyn Write) -> io::Result<()
         if !s.complete {
             notes.push("* incomplete");
         }
+        let nic = nic_note(s);
+        if let Some(nic) = &nic {
+            notes.push(nic);
+        }
         let row = format!(
             "{:<9} {:>11} {:>11} {:>11} {:>17} {:>8} {:>10.2} {:>9} {:>9} {:>6} {:>7} {:>7} {:>8}  {}",
             s.flow.name(),
@@ -129,9 +133,25 @@ fn ends(s: &ThroughputSeries) -> (Option<&HostCounters>, Option<&HostCounters>) 
     }
 }
 
-/// Receive drops of a host's interface and its backlog.
+/// Receive drops of a host's interface (the kernel's or its driver's count) and its backlog.
 fn interface_drops(h: &HostCounters) -> u64 {
-    h.interface.as_ref().map_or(0, |i| i.rx_dropped + i.rx_fifo + i.rx_errors) + h.softnet_dropped
+    h.receive_drops()
+}
+
+/// The driver statistics that changed at either end of a row, for its notes: `NIC eth0: rx_pause 12, ...`.
+fn nic_note(s: &ThroughputSeries) -> Option<String> {
+    let ends = [("client", s.client_counters.as_ref()), ("responder", s.responder_counters.as_ref())];
+    let parts: Vec<String> = ends
+        .iter()
+        .filter_map(|(end, h)| {
+            let h = h.filter(|h| !h.nic.is_empty())?;
+            let shown: Vec<String> = h.nic.iter().take(4).map(|n| format!("{} {}", n.name, n.value)).collect();
+            let more = h.nic.len().saturating_sub(4);
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            Some(format!("NIC {end}: {}{more}", shown.join(", ")))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// The header lines of a rate search.
@@ -329,5 +349,18 @@ mod tests {
         assert_eq!(super::mbit_text(243_065.0), "0.2431");
         assert_eq!(super::mbit_text(19.445e6), "19.445");
         assert_eq!(super::mbit_text(0.0), "0.000");
+    }
+
+    #[test]
+    fn a_step_notes_the_nic_statistics_that_changed() {
+        use linkperf_core::counters::{HostCounters, NicCounter};
+        let mut row = linkperf_core::fixture::udp_row(20e6, 20e6, 0);
+        assert_eq!(super::nic_note(&row), None);
+        let nic = |names: &[&str]| NicCounter { name: names.join(""), value: 7 };
+        row.responder_counters = Some(HostCounters {
+            nic: ["a", "b", "c", "d", "e", "f"].iter().map(|n| nic(&["rx_", n])).collect(),
+            ..HostCounters::default()
+        });
+        assert_eq!(super::nic_note(&row).as_deref(), Some("NIC responder: rx_a 7, rx_b 7, rx_c 7, rx_d 7 and 2 more"));
     }
 }

@@ -70,6 +70,8 @@ pub enum ComparisonFormat {
     Markdown,
     /// A JSON document.
     Json,
+    /// An HTML section (a heading, the table and the method), for `linkperf report`.
+    Html,
 }
 
 /// How the verdicts are made, printed under the table.
@@ -99,7 +101,9 @@ pub fn write_comparison(
             serde_json::to_writer_pretty(&mut *out, &document).map_err(io::Error::other)?;
             writeln!(out)
         }
-        ComparisonFormat::Table | ComparisonFormat::Markdown => write_text(runs, baseline, rows, format, out),
+        ComparisonFormat::Table | ComparisonFormat::Markdown | ComparisonFormat::Html => {
+            write_text(runs, baseline, rows, format, out)
+        }
     }
 }
 
@@ -129,6 +133,30 @@ fn write_text(
     let others: Vec<String> =
         runs.iter().enumerate().filter(|(i, _)| *i != baseline).map(|(_, r)| describe_run(r)).collect();
     match format {
+        ComparisonFormat::Html => {
+            let e = crate::html::escape;
+            writeln!(out, "<h2>Before and after</h2>")?;
+            writeln!(
+                out,
+                "<p>Baseline: {}; compared: {}.</p>",
+                e(&describe_run(&runs[baseline])),
+                e(&others.join(", "))
+            )?;
+            writeln!(out, "<table id=\"comparison\">")?;
+            for (i, cells) in table.iter().enumerate() {
+                let tag = if i == 0 { "th" } else { "td" };
+                let cells: Vec<String> = cells
+                    .iter()
+                    .enumerate()
+                    .map(|(c, cell)| {
+                        let class = if i > 0 && c >= 3 { " class=\"n\"" } else { "" };
+                        format!("<{tag}{class}>{}</{tag}>", e(cell))
+                    })
+                    .collect();
+                writeln!(out, "<tr>{}</tr>", cells.concat())?;
+            }
+            writeln!(out, "</table>\n<p>{}.</p>", e(METHOD))
+        }
         ComparisonFormat::Markdown => {
             writeln!(out, "Baseline: {}; compared: {}.\n", describe_run(&runs[baseline]), others.join(", "))?;
             for (i, cells) in table.iter().enumerate() {

@@ -65,9 +65,10 @@ fn heading(title: &str, markdown: bool, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn datasheet_cells(row: &DatasheetRow) -> Vec<String> {
-    let note = match &row.reason {
-        Some(reason) => format!("NOT MEASURED: {reason}; {}", row.note),
-        None => row.note.clone(),
+    let note = match (&row.reason, &row.remark) {
+        (Some(reason), _) => format!("NOT MEASURED: {reason}; {}", row.note),
+        (None, Some(remark)) => format!("{}; {remark}", row.note),
+        (None, None) => row.note.clone(),
     };
     vec![row.test.clone(), value(row.min), value(row.typ), value(row.max), row.unit.clone(), note]
 }

@@ -106,18 +106,27 @@ fn write_row(s: &ThroughputSeries, unit: RateUnit, out: &mut dyn Write) -> io::R
 }
 
 /// For phases that carry both directions, the link's total work: the sum of the two goodputs when they run
-/// at once; when they take turns, both directions' bytes over the whole duration (each direction's own
-/// goodput is then averaged over its turns and the other's between them).
+/// at once; when they take turns, both directions' bytes over the time of all their turns (each direction's
+/// own goodput is over its own turns, which do not overlap the other's, so the two do not add up), or over
+/// the duration when the turns' times are not known.
 fn write_both_ways(spec: &ThroughputSpec, run: &RunResult, unit: RateUnit, out: &mut dyn Write) -> io::Result<()> {
     let sums: Vec<&ThroughputSeries> = run.throughput.iter().filter(|s| s.stream.is_none()).collect();
     for (up, down) in sums.iter().zip(sums.iter().skip(1)) {
         let both = matches!(up.phase, Direction::Bidirectional | Direction::Alternating);
         if both && up.phase == down.phase && up.size_bytes == down.size_bytes && up.flow != down.flow {
             let (total_bps, how) = match up.phase {
-                Direction::Alternating => (
-                    Some((up.receiver_bytes + down.receiver_bytes) as f64 * 8.0 / spec.duration_s),
-                    "both directions' received bytes over the duration",
-                ),
+                Direction::Alternating => {
+                    let bytes = (up.receiver_bytes + down.receiver_bytes) as f64 * 8.0;
+                    let turned =
+                        [up, down].iter().all(|s| !s.turns.is_empty() && s.turns.iter().all(|t| t.held_s().is_some()));
+                    match turned {
+                        true => (
+                            Some(bytes / (up.window_s + down.window_s)),
+                            "both directions' received bytes over all their turns",
+                        ),
+                        false => (Some(bytes / spec.duration_s), "both directions' received bytes over the duration"),
+                    }
+                }
                 _ => (up.receiver_bps.zip(down.receiver_bps).map(|(a, b)| a + b), "upload + download receiver goodput"),
             };
             if let Some(total) = total_bps {
@@ -244,6 +253,21 @@ fn write_counters(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             field(c, |h| h.softnet_dropped),
             field(r, |h| h.softnet_dropped)
         )?;
+        for (end, counters) in [("client", c), ("responder", r)] {
+            write_nic(end, counters, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// The driver statistics that changed at one end (`ethtool -S`), a few per line, under the driver's names.
+fn write_nic(end: &str, counters: Option<&HostCounters>, out: &mut dyn Write) -> io::Result<()> {
+    let Some(h) = counters.filter(|h| !h.nic.is_empty()) else { return Ok(()) };
+    let name = h.interface.as_ref().map_or("its interface", |i| i.name.as_str());
+    writeln!(out, "  NIC statistics that changed, {end} ({name}):")?;
+    let cells: Vec<String> = h.nic.iter().map(|n| format!("{} {}", n.name, n.value)).collect();
+    for line in cells.chunks(4) {
+        writeln!(out, "    {}", line.join(", "))?;
     }
     Ok(())
 }
@@ -284,7 +308,7 @@ fn write_intervals(spec: &ThroughputSpec, run: &RunResult, out: &mut dyn Write) 
 const ROUND_TRIPS_PER_INTERVAL: f64 = 4.0;
 
 /// A caution under a sum's intervals when they are shorter than a few round trips of its connections (the
-/// largest smoothed RTT among the flow's streams).
+/// largest smoothed RTT among the flow's streams, the largest seen while writing when known).
 fn short_interval_note(run: &RunResult, sum: &ThroughputSeries) -> Option<String> {
     let interval_s = sum.intervals.first().map(|i| i.end_s - i.start_s)?;
     let srtt_s = run
@@ -292,11 +316,11 @@ fn short_interval_note(run: &RunResult, sum: &ThroughputSeries) -> Option<String
         .iter()
         .filter(|t| t.phase == sum.phase && t.size_bytes == sum.size_bytes && t.flow == sum.flow)
         .filter_map(|t| t.tcp.as_ref())
-        .map(|t| t.srtt_us as f64 / 1e6)
+        .map(|t| t.max_srtt_us.unwrap_or(0).max(t.srtt_us) as f64 / 1e6)
         .fold(0.0, f64::max);
     (interval_s < ROUND_TRIPS_PER_INTERVAL * srtt_s).then(|| {
         format!(
-            "note: intervals of {:.0} ms are shorter than {ROUND_TRIPS_PER_INTERVAL:.0} round trips ({:.0} ms at the end): they show TCP's bursts and stalls, so their min and max are not the link's; use a longer --interval",
+            "note: intervals of {:.0} ms are shorter than {ROUND_TRIPS_PER_INTERVAL:.0} round trips ({:.0} ms at the longest round trip seen): they show TCP's bursts and stalls, so their min and max are not the link's; use a longer --interval",
             interval_s * 1e3,
             ROUND_TRIPS_PER_INTERVAL * srtt_s * 1e3
         )
@@ -377,5 +401,20 @@ mod tests {
         assert!(text.contains("turns: 3, writing 1.000 s each"), "{text}");
         assert!(text.contains("turnaround median 4.0 ms, longest 4.0 ms (1 did not drain in time)"), "{text}");
         assert!(text.contains("idle direction received 5 bytes"), "{text}");
+    }
+
+    #[test]
+    fn the_nic_statistics_that_changed_are_shown_by_end() {
+        use linkperf_core::counters::{InterfaceCounters, NicCounter};
+        let mut run = fixture::throughput_run();
+        let sum = run.throughput.iter_mut().find(|s| s.stream.is_none()).expect("a sum row");
+        let nic = (0..5).map(|i| NicCounter { name: format!("rx_queue_{i}_drops"), value: i + 1 }).collect();
+        let interface = Some(InterfaceCounters { name: "eth1".into(), ..Default::default() });
+        sum.responder_counters = Some(HostCounters { interface, nic, ..HostCounters::default() });
+        sum.client_counters = Some(HostCounters::default());
+        let text = text(write_counters, &run);
+        assert!(text.contains("NIC statistics that changed, responder (eth1):"), "{text}");
+        assert!(text.contains("    rx_queue_0_drops 1, rx_queue_1_drops 2, rx_queue_2_drops 3, rx_queue_3_drops 4\n    rx_queue_4_drops 5"), "{text}");
+        assert!(!text.contains("changed, client"), "a client with no changed counter shows none: {text}");
     }
 }

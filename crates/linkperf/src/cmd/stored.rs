@@ -200,17 +200,20 @@ fn sides(store: &Store, ids: &[i64], labels: &[String]) -> anyhow::Result<Vec<Si
     Ok(sides)
 }
 
-/// `linkperf compare A B ...`: every matching figure side by side, with differences and verdicts; labelled
-/// suites test by test.
-pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
-    use linkperf_report::comparison::{write_comparison, ComparedRun, ComparisonFormat};
-    let store = open_existing(&args.db)?;
-    let sides = sides(&store, &args.ids, &args.labels)?;
+/// The runs of `compare` (numbered runs, then labels), matched: each column's heading, the rows of figures,
+/// and the baseline's column. Notes on tests that only some sets ran go to stderr.
+fn comparison(
+    store: &Store,
+    ids: &[i64],
+    labels: &[String],
+    baseline: Option<i64>,
+) -> anyhow::Result<(Vec<linkperf_report::comparison::ComparedRun>, Vec<linkperf_core::compare::Row>, usize)> {
+    let sides = sides(store, ids, labels)?;
     if sides.len() < 2 {
         return Err(UsageError("compare needs at least two runs: give their numbers or --label twice".into()).into());
     }
     let newest = |side: &Side| side.runs.last().map_or(0, |r| r.id);
-    let baseline = match args.baseline {
+    let baseline = match baseline {
         Some(id) => sides.iter().position(|s| s.runs.iter().any(|r| r.id == id)).ok_or_else(|| {
             let ids: Vec<i64> = sides.iter().map(newest).collect();
             UsageError(format!("--baseline {id} is not one of the compared runs ({ids:?})"))
@@ -236,29 +239,37 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         let results: Vec<&RunResult> = sides.iter().map(|s| &s.runs[0].result).collect();
         linkperf_core::compare::compare(&results, baseline)
     };
-    let compared: Vec<ComparedRun> = sides
-        .iter()
-        .map(|side| {
-            let newest = side.runs.last().expect("a side has at least one run");
-            let mut labels = newest.labels.clone();
-            if let Some(label) = &side.label {
-                labels.retain(|l| l != label);
-                labels.insert(0, label.clone());
-            }
-            let suite = labels.iter().find(|l| l.starts_with("suite:"));
-            let test = match (sets, suite) {
-                (true, Some(suite)) => suite.clone(),
-                _ => compared_test(&newest.result),
-            };
-            ComparedRun {
-                id: newest.id,
-                labels,
-                started_at: newest.result.started_at.clone(),
-                test,
-                set: if sets { side.runs.iter().map(|r| r.id).collect() } else { Vec::new() },
-            }
-        })
-        .collect();
+    let compared = sides.iter().filter_map(|side| compared_run(side, sets)).collect();
+    Ok((compared, rows, baseline))
+}
+
+/// A side's column heading: its newest run, the label that chose it first, and for a set every run's number.
+fn compared_run(side: &Side, sets: bool) -> Option<linkperf_report::comparison::ComparedRun> {
+    let newest = side.runs.last()?;
+    let mut labels = newest.labels.clone();
+    if let Some(label) = &side.label {
+        labels.retain(|l| l != label);
+        labels.insert(0, label.clone());
+    }
+    let test = match (sets, labels.iter().find(|l| l.starts_with("suite:"))) {
+        (true, Some(suite)) => suite.clone(),
+        _ => compared_test(&newest.result),
+    };
+    Some(linkperf_report::comparison::ComparedRun {
+        id: newest.id,
+        labels,
+        started_at: newest.result.started_at.clone(),
+        test,
+        set: if sets { side.runs.iter().map(|r| r.id).collect() } else { Vec::new() },
+    })
+}
+
+/// `linkperf compare A B ...`: every matching figure side by side, with differences and verdicts; labelled
+/// suites test by test.
+pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    use linkperf_report::comparison::{write_comparison, ComparisonFormat};
+    let store = open_existing(&args.db)?;
+    let (compared, rows, baseline) = comparison(&store, &args.ids, &args.labels, args.baseline)?;
     let format = match (args.markdown, args.json) {
         (true, _) => ComparisonFormat::Markdown,
         (_, true) => ComparisonFormat::Json,
@@ -327,8 +338,19 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
         store.path().display()
     );
+    // Two labels or more: the labelled runs (or suites) side by side, as `compare` shows them.
+    let comparison = match args.labels.len() {
+        0 | 1 => None,
+        _ => {
+            let (compared, rows, baseline) = comparison(&store, &[], &args.labels, None)?;
+            let mut section = Vec::new();
+            let format = linkperf_report::comparison::ComparisonFormat::Html;
+            linkperf_report::comparison::write_comparison(&compared, baseline, &rows, format, &mut section)?;
+            Some(String::from_utf8_lossy(&section).into_owned())
+        }
+    };
     let mut page = Vec::new();
-    write_html(&args.title, &generated, &report_runs, &charts, &mut page)?;
+    write_html(&args.title, &generated, &report_runs, &charts, comparison.as_deref(), &mut page)?;
     match (&args.html, args.svg.as_ref().or(args.png.as_ref())) {
         (Some(path), _) => {
             std::fs::write(path, &page).with_context(|| format!("cannot write {}", path.display()))?;

@@ -100,7 +100,13 @@ struct Runner {
     done: usize,
     stopped: bool,
     failures: Vec<String>,
+    /// What each repetition of each datasheet command gave, by command and repetition: rows that read
+    /// different figures of one command (the sustainable and the zero-loss rate of one search) share its runs.
+    measured: Vec<((String, u32), Measured)>,
 }
+
+/// A command's result, unless it measured nothing, and what went wrong, if anything.
+type Measured = (Option<RunResult>, Option<String>);
 
 impl Runner {
     fn new(args: &SuiteArgs, name: &str, profile: &Profile) -> anyhow::Result<Self> {
@@ -122,7 +128,12 @@ impl Runner {
             .iter()
             .map(|s| match s {
                 Section::Datasheet { rows, .. } => {
-                    rows.iter().map(|r| r.repeat.unwrap_or(profile.repeat) as usize).sum()
+                    let mut commands: Vec<(&str, u32)> =
+                        rows.iter().map(|r| (r.run.as_str(), r.repeat.unwrap_or(profile.repeat))).collect();
+                    // Each command once, with the most repetitions any of its rows asks for.
+                    commands.sort_unstable_by(|a, b| a.0.cmp(b.0).then(b.1.cmp(&a.1)));
+                    commands.dedup_by(|a, b| a.0 == b.0);
+                    commands.iter().map(|(_, repeat)| *repeat as usize).sum()
                 }
                 Section::BySize { columns, .. } => columns.len(),
                 Section::Runs { run, .. } => run.len(),
@@ -138,6 +149,7 @@ impl Runner {
             done: 0,
             stopped: false,
             failures: Vec::new(),
+            measured: Vec::new(),
         })
     }
 
@@ -175,8 +187,16 @@ impl Runner {
     fn datasheet_row(&mut self, row: &profile::Row, repeat: u32) -> Vec<DatasheetRow> {
         let mut problems = Vec::new();
         let mut runs = Vec::new();
-        for _ in 0..row.repeat.unwrap_or(repeat) {
-            let (result, problem) = self.run_once(&row.run);
+        for repetition in 0..row.repeat.unwrap_or(repeat) {
+            let key = (row.run.clone(), repetition);
+            let (result, problem) = match self.measured.iter().find(|(k, _)| *k == key) {
+                Some((_, earlier)) => earlier.clone(),
+                None => {
+                    let measured = self.run_once(&row.run);
+                    self.measured.push((key, measured.clone()));
+                    measured
+                }
+            };
             runs.extend(result);
             problems.extend(problem);
         }

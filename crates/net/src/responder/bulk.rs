@@ -5,7 +5,8 @@
 //! A stream's record is stored before its connection is closed or shut down, so when the client has seen
 //! every stream end, the responder's report of them is complete. A sink also stops, and stores what it
 //! has, when the client asks for the report: the receiver's figure is never lost to a drain that has not
-//! finished. In an alternating test, a turn given to the upload pauses the sources, and once their data has
+//! finished; so does a source still sending (a client that stopped early asks for the report before the
+//! duration is up), so that its count is in the report. In an alternating test, a turn given to the upload pauses the sources, and once their data has
 //! arrived the control session confirms it to the client (the `drained-turns` capability): its event loop
 //! asks [`BulkState::handover_drained`], which never blocks, at each wake-up while a handover is pending.
 
@@ -229,7 +230,10 @@ fn source(socket: &Socket, index: u16, state: &BulkState, liveness: &mut Livenes
     };
     let turn = state.alternating.then_some(&state.download_turn);
     let shared = stream::Shared { origin: &state.epoch, moved: None, turn };
-    let outcome = stream::send(socket, &plan, shared, |now| liveness.over(state, now));
+    // A report asked for while it still sends (the client stopped early: Ctrl-C, a failed stream) stops it
+    // too, so that what it sent is in the report rather than lost to a report that cannot wait for it.
+    let outcome =
+        stream::send(socket, &plan, shared, |now| state.stop.load(Ordering::Relaxed) || liveness.over(state, now));
     let completed = matches!(outcome.ending, Ending::Completed);
     let record = StreamRecord { cpu: Some(cpu.stop()), ..outcome.record };
     state.store(record.clone());
@@ -279,7 +283,8 @@ pub(crate) fn register_udp(
             Flow::Upload => stream.receive(state.epoch.cell(), &mut || state.stop.load(Ordering::Relaxed) || !live()),
             Flow::Download => {
                 let epoch = *state.epoch.cell().get_or_init(Instant::now);
-                stream.send(state.write_bytes, state.rate_bps, state.duration, epoch, &mut || !live())
+                let stop = &mut || state.stop.load(Ordering::Relaxed) || !live();
+                stream.send(state.write_bytes, state.rate_bps, state.duration, epoch, stop)
             }
         };
         if let Ok(record) = record {

@@ -8,6 +8,9 @@
 //! - Connections that are not yet authenticated (no preamble yet, or a control session in its handshake)
 //!   pass a `Gate` with a total cap and a cap per source address; at a cap the oldest of them that made
 //!   the least progress is closed to make room, so a flood evicts itself rather than the clients behind it.
+//! - An authenticated client claims a session slot from `Slots` (`linkperf_proto::slots`); when all are
+//!   held it waits, its handshake held here and its deadline kept by its session, until a slot is
+//!   released or a session has idled long enough to make room. Waiting costs no thread.
 //! - A data connection whose token is valid, from its session's address, within the budgets, gets a
 //!   thread of its own (its measurement needs one); nothing else does.
 //! - Deadlines are kept in one ordered set of (instant, connection) pairs.
@@ -21,7 +24,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use linkperf_proto::session::{ControlSession, SessionConfig};
-use linkperf_proto::PREAMBLE_BYTES;
+use linkperf_proto::slots::{Claim, SlotConfig, Slots};
+use linkperf_proto::{Ending, PREAMBLE_BYTES};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use socket2::{Socket, TcpKeepalive};
 
@@ -33,12 +37,12 @@ use super::Shared;
 
 /// How long any connection may take to send its preamble.
 const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long an admitted session must have been idle before a new client may take its slot.
-const EVICTABLE_AFTER: Duration = Duration::from_secs(1);
 /// Most handed-over connections taken between two looks at the epoll set.
 const HANDOFF_BATCH: usize = 16;
 /// The epoll id of the accept threads' waker; connections have ids from 1 on.
 const WAKER_ID: u64 = 0;
+/// The timer id of the slots: when an idle session becomes evictable for a waiting client.
+const SLOTS_TIMER: u64 = u64::MAX;
 /// TCP keepalive of control connections: a vanished client is noticed within about 10 + 3 x 5 s.
 const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
@@ -71,8 +75,8 @@ pub(super) struct EventLoop {
     timers: BTreeSet<(Instant, u64)>,
     wakes: HashMap<u64, Instant>,
     gate: Gate,
-    /// Authenticated sessions holding a slot.
-    sessions: u32,
+    /// The session slots and the clients waiting for one.
+    slots: Slots,
     /// Connections whose epoll interest includes writing.
     writing: std::collections::HashSet<u64>,
 }
@@ -84,6 +88,7 @@ impl EventLoop {
         waker.set_nonblocking(true)?;
         epoll.add(waker.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, WAKER_ID))?;
         let gate = Gate::new(shared.config.unauthenticated, shared.config.unauthenticated_per_address);
+        let slots = Slots::new(SlotConfig::new(shared.config.limits.max_sessions));
         Ok(Self {
             epoll,
             shared,
@@ -94,7 +99,7 @@ impl EventLoop {
             timers: BTreeSet::new(),
             wakes: HashMap::new(),
             gate,
-            sessions: 0,
+            slots,
             writing: std::collections::HashSet::new(),
         })
     }
@@ -124,6 +129,7 @@ impl EventLoop {
             }
             more_handoffs = woken && self.take_handoffs(Instant::now());
             self.fire_timers(Instant::now());
+            self.grant_waiting(Instant::now());
             self.shared.log.flush(Instant::now());
         }
     }
@@ -259,45 +265,39 @@ impl EventLoop {
 
     /// Carries out a control connection's actions, then closes it or updates its interest and timer.
     fn after(&mut self, id: u64, now: Instant) {
-        let max = self.shared.config.limits.max_sessions;
-        let handshaking = matches!(self.conns.get(&id), Some(Conn::Control(c)) if !c.admitted);
-        let victim = if handshaking && self.sessions >= max { self.idlest_session(now) } else { None };
         let Some(Conn::Control(conn)) = self.conns.get_mut(&id) else { return };
-        let sessions = &mut self.sessions;
+        let (slots, address) = (&mut self.slots, conn.peer.ip());
         let mut evict = None;
-        let mut grant = || {
-            if *sessions >= max {
-                // Full: the session idle the longest makes room, if one has been idle long enough.
-                evict = victim;
-                if victim.is_none() {
-                    return false;
-                }
+        let mut claim = || {
+            let claim = slots.claim(id, address, now);
+            if let Claim::Granted { evict: Some(victim) } = claim {
+                evict = Some(victim);
             }
-            *sessions += 1;
-            true
+            claim
         };
-        let ending = conn.drive(now, &self.shared, &mut grant);
+        let ending = conn.drive(now, &self.shared, &mut claim);
         if let Some(victim) = evict {
-            if let Some(Conn::Control(idle)) = self.conns.get_mut(&victim) {
-                idle.session.close(linkperf_proto::Ending::Evicted);
-            }
-            self.after(victim, now);
+            self.evict(victim, now);
         }
         let Some(Conn::Control(conn)) = self.conns.get_mut(&id) else { return };
-        if conn.admitted {
+        if conn.admitted || conn.session.is_waiting() {
+            // Authenticated: bounded by the slots and their waiting room, no longer by the gate.
             self.gate.leave(id);
         }
         if let Some(ending) = ending {
             let Some(Conn::Control(conn)) = self.conns.remove(&id) else { return };
+            self.slots.release(id);
             let line = conn.log_line(&ending);
             if conn.admitted {
-                self.sessions -= 1;
                 self.shared.log.session(&line);
             } else {
                 self.shared.log.junk(Junk::Handshake, &line);
             }
             self.forget(id, &conn.socket, true);
             return;
+        }
+        if conn.admitted {
+            self.slots.set_idle(id, conn.session.idle_since());
         }
         let (wants_write, wake) = (conn.wants_write(), conn.next_wake());
         let socket_fd = conn.socket.as_fd();
@@ -314,17 +314,31 @@ impl EventLoop {
         self.set_timer(id, wake);
     }
 
-    /// The admitted session that has been idle (no test open) the longest, at least `EVICTABLE_AFTER`.
-    fn idlest_session(&self, now: Instant) -> Option<u64> {
-        self.conns
-            .iter()
-            .filter_map(|(id, conn)| match conn {
-                Conn::Control(c) if c.admitted => c.session.idle_since().map(|since| (since, *id)),
-                _ => None,
-            })
-            .filter(|(since, _)| now.saturating_duration_since(*since) >= EVICTABLE_AFTER)
-            .min()
-            .map(|(_, id)| id)
+    /// Closes an idle session whose slot went to a newcomer.
+    fn evict(&mut self, victim: u64, now: Instant) {
+        if let Some(Conn::Control(idle)) = self.conns.get_mut(&victim) {
+            idle.session.close(Ending::Evicted);
+        }
+        self.after(victim, now);
+    }
+
+    /// Gives the slots that came free (released, or held by a session idle long enough) to the clients
+    /// waiting, in order, and sets the wake-up for the next session to become evictable.
+    fn grant_waiting(&mut self, now: Instant) {
+        while let Some(grant) = self.slots.poll_grant(now) {
+            if let Some(victim) = grant.evict {
+                self.evict(victim, now);
+            }
+            match self.conns.get_mut(&grant.id) {
+                Some(Conn::Control(conn)) => {
+                    conn.admit(now);
+                    self.after(grant.id, now);
+                }
+                // Gone since it began to wait (its close releases it too): the slot is free again.
+                _ => self.slots.release(grant.id),
+            }
+        }
+        self.set_timer(SLOTS_TIMER, self.slots.poll_timeout());
     }
 
     fn fire_timers(&mut self, now: Instant) {
@@ -334,6 +348,7 @@ impl EventLoop {
             }
             self.timers.remove(&(at, id));
             self.wakes.remove(&id);
+            // SLOTS_TIMER has no connection: the grants follow in `grant_waiting`.
             match self.conns.get_mut(&id) {
                 Some(Conn::Pending(_)) => self.close_junk(id, Junk::NoPreamble, Some("sent no preamble in time")),
                 Some(Conn::Control(conn)) => {
@@ -365,6 +380,7 @@ impl EventLoop {
                     limit: self.shared.config.unauthenticated as u64,
                 }));
                 self.shared.registry.release_session(id);
+                self.slots.release(id);
                 self.forget(id, &c.socket, true);
                 return self.shared.log.junk(kind, &line);
             }

@@ -80,31 +80,34 @@ impl Log {
 
     /// A session's line (or any line worth seeing that is not junk).
     pub fn session(&self, line: &str) {
-        if !self.enabled {
-            return;
-        }
-        let mut window = self.lock();
-        window.roll(Instant::now());
-        if window.sessions_printed < SESSION_LINES {
-            window.sessions_printed += 1;
-            print(line);
-        } else {
-            window.sessions_left_out += 1;
-        }
+        self.print_within(line, SESSION_LINES, |w| &mut w.sessions_printed, |w| w.sessions_left_out += 1);
     }
 
     /// A junk connection: printed while few, counted when many.
     pub fn junk(&self, kind: Junk, line: &str) {
+        self.print_within(line, JUNK_LINES, |w| &mut w.junk_printed, |w| w.junk_left_out[kind as usize] += 1);
+    }
+
+    /// Prints `line` while the window's count of its class (`printed`) is below `limit`; past it, the line
+    /// is only counted (`left_out`), for the window's summary.
+    fn print_within(
+        &self,
+        line: &str,
+        limit: u32,
+        printed: fn(&mut Window) -> &mut u32,
+        left_out: impl FnOnce(&mut Window),
+    ) {
         if !self.enabled {
             return;
         }
         let mut window = self.lock();
         window.roll(Instant::now());
-        if window.junk_printed < JUNK_LINES {
-            window.junk_printed += 1;
+        let count = printed(&mut window);
+        if *count < limit {
+            *count += 1;
             print(line);
         } else {
-            window.junk_left_out[kind as usize] += 1;
+            left_out(&mut window);
         }
     }
 

@@ -218,29 +218,28 @@ fn bind_error(address: SocketAddr, what: &str) -> impl Fn(std::io::Error) -> Net
 }
 
 fn bind_tcp(address: SocketAddr) -> Result<TcpListener, NetError> {
-    let error = bind_error(address, "tcp");
-    let socket = Socket::new(Domain::for_address(address), Type::STREAM, Some(Protocol::TCP)).map_err(&error)?;
-    if address.is_ipv6() {
-        socket.set_only_v6(false).map_err(&error)?;
-    }
-    // Restarting a responder must not wait for old connections' TIME_WAIT; this does not let two listeners
-    // share the port.
-    socket.set_reuse_address(true).map_err(&error)?;
-    socket.bind(&address.into()).map_err(&error)?;
-    socket.listen(1024).map_err(&error)?;
+    // Restarting a responder must not wait for old connections' TIME_WAIT; SO_REUSEADDR does not let two
+    // listeners share the port.
+    let socket = bind(address, Type::STREAM, Protocol::TCP, "tcp")?;
+    socket.listen(1024).map_err(bind_error(address, "tcp"))?;
     Ok(socket.into())
 }
 
 fn bind_udp(address: SocketAddr) -> Result<UdpSocket, NetError> {
-    let error = bind_error(address, "udp");
-    let socket = Socket::new(Domain::for_address(address), Type::DGRAM, Some(Protocol::UDP)).map_err(&error)?;
+    // SO_REUSEADDR: UDP throughput streams bind sockets of their own to this port, connected to their client.
+    Ok(bind(address, Type::DGRAM, Protocol::UDP, "udp")?.into())
+}
+
+/// A socket bound to `address` with SO_REUSEADDR, taking IPv4 too when the address is IPv6.
+fn bind(address: SocketAddr, kind: Type, protocol: Protocol, what: &str) -> Result<Socket, NetError> {
+    let error = bind_error(address, what);
+    let socket = Socket::new(Domain::for_address(address), kind, Some(protocol)).map_err(&error)?;
     if address.is_ipv6() {
         socket.set_only_v6(false).map_err(&error)?;
     }
-    // UDP throughput streams bind sockets of their own to this port, connected to their client.
     socket.set_reuse_address(true).map_err(&error)?;
     socket.bind(&address.into()).map_err(&error)?;
-    Ok(socket.into())
+    Ok(socket)
 }
 
 fn bind_unix(path: &Path) -> Result<UnixListener, NetError> {

@@ -184,23 +184,13 @@ impl Registry {
             let known = self.lock().tests.contains_key(&token);
             return Err(if known { NotAdmitted::OtherAddress } else { NotAdmitted::UnknownToken });
         }
-        self.attach(token, proto, now, socket)
+        self.attach_stream(token, proto, now, socket)
     }
 
     /// Admits one more stream connection for `token`, returning its test. An echo connection's `socket` is
     /// kept (duplicated) so that releasing the test can shut it down. The caller has checked the source
     /// address (`admits_from`).
     pub fn attach_stream(
-        &self,
-        token: u32,
-        proto: Proto,
-        now: Instant,
-        socket: Option<&Socket>,
-    ) -> Result<TestEntry, NotAdmitted> {
-        self.attach(token, proto, now, socket)
-    }
-
-    fn attach(
         &self,
         token: u32,
         proto: Proto,

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use linkperf_core::throughput::Flow;
 use linkperf_core::HostFacts;
 use linkperf_proto::session::{Action, Answer, ControlSession, Session};
-use linkperf_proto::{Budget, Ending, Message, PlannedTest, Refusal, TestPlan};
+use linkperf_proto::slots::Claim;
+use linkperf_proto::{Ending, Message, PlannedTest, TestPlan};
 use socket2::Socket;
 
 use super::bulk::BulkState;
@@ -186,13 +187,13 @@ impl ControlConn {
         self.poll_reports(now, shared);
     }
 
-    /// Carries out the session's actions and sends what it has to send. The slot count is the loop's:
-    /// `grant` answers an `Admit`. Returns the ending once the session has ended.
-    pub fn drive(&mut self, now: Instant, shared: &Shared, grant: &mut dyn FnMut() -> bool) -> Option<Ending> {
+    /// Carries out the session's actions and sends what it has to send. The slots are the loop's: `claim`
+    /// answers an `Admit`. Returns the ending once the session has ended.
+    pub fn drive(&mut self, now: Instant, shared: &Shared, claim: &mut dyn FnMut() -> Claim) -> Option<Ending> {
         let mut ending = None;
         loop {
             while let Some(action) = self.session.poll_action() {
-                if let Some(why) = self.act(action, now, shared, grant) {
+                if let Some(why) = self.act(action, now, shared, claim) {
                     ending = Some(why);
                 }
             }
@@ -206,11 +207,11 @@ impl ControlConn {
         self.flush();
         if ending.is_none() && self.output.len() > MAX_OUTPUT_BYTES {
             self.session.close(Ending::ConnectionLost(ErrorKind::WouldBlock));
-            return self.drive(now, shared, grant);
+            return self.drive(now, shared, claim);
         }
         if ending.is_none() && self.session.is_closed() {
             // Closed by a write failure inside `flush`: its actions are pending.
-            return self.drive(now, shared, grant);
+            return self.drive(now, shared, claim);
         }
         ending
     }
@@ -220,20 +221,16 @@ impl ControlConn {
         action: Action,
         now: Instant,
         shared: &Shared,
-        grant: &mut dyn FnMut() -> bool,
+        claim: &mut dyn FnMut() -> Claim,
     ) -> Option<Ending> {
         match action {
             Action::Admit { client } => {
                 self.client = linkperf_proto::printable(&client, 64);
-                let answer = if grant() {
-                    self.admitted = true;
-                    let local = self.socket.local_addr().ok().and_then(|a| a.as_socket());
-                    Answer::Admitted { host: host_facts(local) }
-                } else {
-                    let limit = u64::from(shared.config.limits.max_sessions);
-                    Answer::Refused(Refusal::BudgetSpent { budget: Budget::Sessions, limit })
-                };
-                self.session.answer(now, answer);
+                match claim() {
+                    Claim::Granted { .. } => self.admit(now),
+                    Claim::Wait => self.session.answer(now, Answer::Wait),
+                    Claim::Refused(refusal) => self.session.answer(now, Answer::Refused(refusal)),
+                }
             }
             Action::StartTest { plan, deadline } => {
                 let token = self.start(&plan, deadline, shared);
@@ -256,6 +253,13 @@ impl ControlConn {
             }
         }
         None
+    }
+
+    /// The session has a slot (at once, or after waiting for one): its welcome goes out with the host facts.
+    pub fn admit(&mut self, now: Instant) {
+        self.admitted = true;
+        let local = self.socket.local_addr().ok().and_then(|a| a.as_socket());
+        self.session.answer(now, Answer::Admitted { host: host_facts(local) });
     }
 
     /// When the loop must call `on_timer` next.

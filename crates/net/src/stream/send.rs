@@ -3,7 +3,7 @@
 use std::io::{ErrorKind, Write};
 use std::time::{Duration, Instant};
 
-use linkperf_core::throughput::{Bins, End, Flow, StreamMeter};
+use linkperf_core::throughput::{Bins, End, Flow, StreamMeter, TcpStats};
 use socket2::Socket;
 
 use super::{Ending, Outcome, Shared, TURN_POLL};
@@ -11,6 +11,10 @@ use super::{Ending, Outcome, Shared, TURN_POLL};
 /// How long a write blocks at most while the directions take turns: a write under way when the turn ends
 /// holds the turn until it returns.
 const TURN_WRITE_TICK: Duration = Duration::from_millis(5);
+
+/// How often a TCP sender samples its smoothed round trip for the largest one (`max_srtt_us`): often
+/// enough to see a queue fill over a few of a slow link's round trips, at the cost of one `getsockopt`.
+const SRTT_SAMPLE: Duration = Duration::from_millis(100);
 
 /// What a sending stream end does.
 #[derive(Debug, Clone, Copy)]
@@ -46,6 +50,7 @@ pub fn send(socket: &Socket, plan: &SendPlan, shared: Shared, mut stop: impl FnM
     // turn must not start the clock of the host's receivers before their data comes.
     let started = Instant::now();
     let (mut last_progress, mut inside) = (started, false);
+    let mut round_trips = RoundTrips { max_us: 0, next: started };
     let ending = loop {
         let now = Instant::now();
         if now.duration_since(started) >= plan.duration {
@@ -62,6 +67,7 @@ pub fn send(socket: &Socket, plan: &SendPlan, shared: Shared, mut stop: impl FnM
                 continue;
             }
         }
+        round_trips.sample(socket, now);
         match (&*socket).write(&buffer) {
             Ok(n) => {
                 let done = Instant::now();
@@ -88,5 +94,25 @@ pub fn send(socket: &Socket, plan: &SendPlan, shared: Shared, mut stop: impl FnM
     if let Some(turn) = shared.turn {
         turn.leave(&mut inside);
     }
-    Outcome { record: meter.finish(crate::tcp_info::tcp_stats(socket)), ending }
+    let tcp = crate::tcp_info::tcp_stats(socket)
+        .map(|t| TcpStats { max_srtt_us: Some(round_trips.max_us.max(t.srtt_us)), ..t });
+    Outcome { record: meter.finish(tcp), ending }
+}
+
+/// The largest smoothed round trip a sender has seen, sampled every [`SRTT_SAMPLE`].
+struct RoundTrips {
+    max_us: u64,
+    next: Instant,
+}
+
+impl RoundTrips {
+    fn sample(&mut self, socket: &Socket, now: Instant) {
+        if now < self.next {
+            return;
+        }
+        self.next = now + SRTT_SAMPLE;
+        if let Some(delivery) = crate::tcp_info::delivery(socket) {
+            self.max_us = self.max_us.max(u64::try_from(delivery.srtt.as_micros()).unwrap_or(u64::MAX));
+        }
+    }
 }

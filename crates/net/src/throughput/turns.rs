@@ -11,6 +11,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use linkperf_core::run_result::ThroughputSeries;
 use linkperf_core::throughput::{Flow, TurnSample};
 use socket2::Socket;
 
@@ -139,6 +140,33 @@ pub(super) fn give_turns(mut turns: Turns) -> Vec<(Flow, TurnSample)> {
         start = Instant::now();
     }
     samples
+}
+
+/// Puts a direction's figures of an alternating test on the time its own turns held the link (writing and
+/// turnaround, which do not overlap the other direction's turns): `received` and `sent` are every payload
+/// byte its receivers read and its senders wrote in the test. When a turn did not drain, its time is not
+/// known: the figures then count the drained turns' own bytes (as this host saw them arrive) over their
+/// time, or stay over the receiver's window when no turn drained (docs/metrics.md, "Turns").
+pub(super) fn rate_over_turns(sum: &mut ThroughputSeries, received: u64, sent: u64) {
+    let drained: Vec<&TurnSample> = sum.turns.iter().filter(|t| t.held_s().is_some()).collect();
+    let held: f64 = drained.iter().filter_map(|t| t.held_s()).sum();
+    if drained.is_empty() || held <= 0.0 {
+        return;
+    }
+    let (received, sent) = match drained.len() == sum.turns.len() {
+        true => (received, sent),
+        false => match drained.iter().map(|t| t.bytes).sum::<Option<u64>>() {
+            Some(bytes) => (bytes, bytes),
+            None => return,
+        },
+    };
+    let bps = received as f64 * 8.0 / held;
+    sum.receiver_bps = Some(bps);
+    sum.receiver_bytes = received;
+    sum.sender_bps = Some(sent as f64 * 8.0 / held);
+    sum.window_s = held;
+    sum.messages_per_s = Some(bps / 8.0 / sum.size_bytes.max(1) as f64);
+    sum.us_per_message = (bps > 0.0).then(|| sum.size_bytes as f64 * 8.0 / bps * 1e6);
 }
 
 fn delta(after: Option<u64>, before: Option<u64>) -> Option<u64> {

@@ -1,0 +1,5 @@
+//! The `session` target: its input and the property it checks are in `linkperf_fuzz::session` (fuzz/src/lib.rs),
+//! which the stable test crates/linkperf/tests/fuzz_inputs.rs also replays every committed input through.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| linkperf_fuzz::session(data));
