@@ -28,6 +28,11 @@ pub const WRITE_S: f64 = 0.05;
 /// nothing.)
 pub const WINDOW_S: f64 = 1.0;
 
+/// The most bytes in flight on a line: a tty's receive buffer (Linux's N_TTY_BUF_SIZE). With no more in
+/// flight than it holds, a reader that is late never makes the line overrun it (bytes lost, and counted
+/// missing by the test, though the line carried them).
+pub const MAX_WINDOW_BYTES: u64 = 4096;
+
 /// The message size of a latency or idle test on a line: one character, study 3's test.
 pub const MESSAGE_BYTES: u64 = 1;
 
@@ -53,10 +58,11 @@ pub fn write_bytes(line: &LineSettings) -> u64 {
     ((line.characters_per_s() * WRITE_S).floor() as u64).clamp(1, 1024)
 }
 
-/// The most bytes a throughput test keeps in flight: [`WINDOW_S`] of the line, at least two writes and at
-/// least 8 characters (960 at 9600 8N1, 8 at 75).
+/// The most bytes a throughput test keeps in flight: [`WINDOW_S`] of the line, at most
+/// [`MAX_WINDOW_BYTES`], and at least two writes and 8 characters (960 at 9600 8N1, 4096 at 115200, 8 at
+/// 75).
 pub fn window_bytes(line: &LineSettings, write: u64) -> u64 {
-    ((line.characters_per_s() * WINDOW_S).ceil() as u64).max(2 * write).max(8)
+    ((line.characters_per_s() * WINDOW_S).ceil() as u64).min(MAX_WINDOW_BYTES).max(2 * write).max(8)
 }
 
 /// The seconds a latency test is expected to take on the line: its round trips, warm-up included, each
@@ -100,6 +106,7 @@ mod tests {
         assert_eq!(window_bytes(&line(9600), 48), 960);
         assert_eq!((write_bytes(&line(75)), window_bytes(&line(75), 1)), (1, 8));
         assert_eq!(write_bytes(&line(4_000_000)), 1024);
+        assert_eq!(window_bytes(&line(115_200), 576), MAX_WINDOW_BYTES, "no more than a tty's receive buffer");
         assert_eq!(window_bytes(&line(1200), 1024), 2048, "never less than two writes given by the user");
     }
 }

@@ -21,7 +21,7 @@ pub trait EchoLink: Send {
     /// Sends as much of `bytes` as the link takes before `deadline` and returns how much that was, so that a
     /// sender stops on time even when the echo is slower than one write (a 1 MiB write to a device server
     /// on a 9600 bit/s line would block for 18 minutes). A datagram link sends the whole datagram. The
-    /// default sends slices of [`SLICE_BYTES`], checking the deadline between them.
+    /// default sends slices of 64 bytes, checking the deadline between them.
     fn send_until(&mut self, bytes: &[u8], deadline: Instant) -> std::io::Result<usize> {
         let mut sent = 0;
         for slice in bytes.chunks(SLICE_BYTES) {

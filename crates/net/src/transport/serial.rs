@@ -57,7 +57,7 @@ pub enum SerialError {
 }
 
 /// An open serial port, in this process's hands alone. Its handles (the port and those from
-/// `try_clone`, e.g. the reading thread's of a throughput test) share one [`PortLock`]: the port is
+/// `try_clone`, e.g. the reading thread's of a throughput test) share one lock: the port is
 /// unlocked and restored when the last of them drops.
 pub struct SerialPort {
     file: File,

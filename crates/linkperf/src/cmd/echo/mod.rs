@@ -75,7 +75,7 @@ pub fn throughput(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
     let given = args.size.as_ref().map(|s| s.0[0]);
     let window = match opened.line {
         Some(line) => {
-            let (write, window) = plan::throughput(given, &line);
+            let (write, window) = plan::throughput(given, &line, spec.proto == Proto::Udp);
             spec.sizes_bytes = vec![write];
             window
         }
@@ -83,8 +83,10 @@ pub fn throughput(args: ThroughputArgs) -> anyhow::Result<ExitCode> {
     };
     opened.keep_setup(silence, args.line.char_timeout, Some(window));
     let ports = opened.links.len();
-    let announced =
-        opened.line.map(|l| plan::announce_throughput(&l, ports, spec.duration_s, (spec.sizes_bytes[0], window)));
+    let announced = match opened.line {
+        Some(l) => Some(plan::announce_throughput(&l, ports, spec.duration_s, (spec.sizes_bytes[0], window))),
+        None => plan::announce_unknown_rate(spec.duration_s, silence),
+    };
     opened.expect(announced);
     let Opened { mut links, endpoint, payload, line, peer, kind, .. } = opened;
     let mut prepared = Prepared::with_endpoint(endpoint, None, &args.output)?;

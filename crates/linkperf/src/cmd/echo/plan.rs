@@ -8,6 +8,7 @@ use linkperf_core::line_budget;
 use linkperf_core::serial_line::LineSettings;
 use linkperf_core::units::format_significant;
 use linkperf_core::{IdleSpec, LatencySpec, StopCondition};
+use linkperf_net::echo_peer::latency::DATAGRAM_HEADER_BYTES;
 
 use crate::args::idle::IdleArgs;
 use crate::args::latency::LatencyArgs;
@@ -99,9 +100,11 @@ pub fn announce_idle(spec: &IdleSpec, line: &LineSettings) -> f64 {
     gaps + trips
 }
 
-/// The write size and the bytes in flight of a throughput test on `line` (`size`: the write size given).
-pub fn throughput(size: Option<u64>, line: &LineSettings) -> (u64, u64) {
-    let write = size.unwrap_or_else(|| line_budget::write_bytes(line));
+/// The write size and the bytes in flight of a throughput test on `line` (`size`: the write size given;
+/// `datagram`: each write is a datagram, which holds at least its sequence number).
+pub fn throughput(size: Option<u64>, line: &LineSettings, datagram: bool) -> (u64, u64) {
+    let least = if datagram { DATAGRAM_HEADER_BYTES as u64 } else { 1 };
+    let write = size.unwrap_or_else(|| line_budget::write_bytes(line).max(least));
     (write, line_budget::window_bytes(line, write))
 }
 
@@ -120,6 +123,19 @@ pub fn announce_throughput(line: &LineSettings, ports: usize, duration_s: f64, (
         if ports == 1 { "1 line".to_string() } else { format!("{ports} lines at once") },
     );
     expected
+}
+
+/// Announces a throughput test against an echo of unknown rate (no line given): its bound, not an
+/// estimate; returns nothing to record.
+pub fn announce_unknown_rate(duration_s: f64, silence: Duration) -> Option<f64> {
+    let drain = silence.as_secs_f64().max(duration_s);
+    eprintln!(
+        "echo throughput: {} of writes, then at most {} for the rest of the echo (give a serial line's --baud to \
+         size the test to it)",
+        seconds(duration_s),
+        seconds(drain)
+    );
+    None
 }
 
 /// `serial line 9600 8N1: 10 bits a character, 960 characters/s`.
@@ -178,8 +194,10 @@ mod tests {
 
     #[test]
     fn throughput_on_a_line_writes_a_twentieth_of_a_second() {
-        assert_eq!(throughput(None, &line(9600)), (48, 960));
-        assert_eq!(throughput(Some(64), &line(9600)), (64, 960));
+        assert_eq!(throughput(None, &line(9600), false), (48, 960));
+        assert_eq!(throughput(Some(64), &line(9600), false), (64, 960));
+        // At 75 bit/s a write is one character, but a UDP datagram carries its 8-byte sequence number.
+        assert_eq!((throughput(None, &line(75), false).0, throughput(None, &line(75), true).0), (1, 8));
         assert_eq!(seconds(273.0), "4 min 33 s");
     }
 }
