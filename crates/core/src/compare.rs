@@ -402,7 +402,7 @@ pub fn compare_sets(sets: &[Vec<&RunResult>], baseline: usize) -> SetComparison 
 
 /// The figures of repetitions of one test, pooled: each figure's value is the median of the runs' values,
 /// its `repetitions` are those values (two or more on both sides of a comparison: the verdict comes from how
-/// the runs differ among themselves, [`repetitions_interval`]), and its samples are pooled too (histograms
+/// the runs differ among themselves, Welch with Student's t), and its samples are pooled too (histograms
 /// merged, intervals joined) for a comparison with a side of one run. One run: its own figures.
 pub fn pooled_metrics(runs: &[&RunResult]) -> Vec<Metric> {
     let mut pooled: Vec<(Metric, Vec<f64>)> = Vec::new();
