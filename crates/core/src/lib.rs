@@ -21,6 +21,7 @@ pub mod rate_search;
 pub mod run_result;
 pub mod search;
 pub mod serial_line;
+pub mod socket_setup;
 pub mod spec;
 pub mod summary;
 pub mod terminal_text;

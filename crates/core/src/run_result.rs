@@ -123,6 +123,9 @@ pub struct Endpoints {
     /// Which CPUs each end's threads were pinned to, when asked (docs/metrics.md, "CPU placement").
     #[serde(default, skip_serializing_if = "crate::placement::Placement::is_unpinned")]
     pub placement: crate::placement::Placement,
+    /// How the client's sockets left its host (`--bind`, `--bind-dev`, `--dscp`, `--tos`), when asked.
+    #[serde(default, skip_serializing_if = "crate::socket_setup::SocketSetup::is_default")]
+    pub sockets: crate::socket_setup::SocketSetup,
 }
 
 /// One series of measurements: one message size of one session, or the aggregate of all sessions.

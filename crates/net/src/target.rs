@@ -101,6 +101,49 @@ impl Target {
     }
 }
 
+/// Reads a local address to send from: `198.18.0.1`, `198.18.0.1:6000`, `::1`, `[::1]:6000`, and IPv6
+/// link-local addresses with their interface, `fe80::1%eth0` or `[fe80::1%eth0]:6000` (a numeric scope
+/// works too). No port means any.
+pub fn parse_bind(text: &str) -> Result<SocketAddr, NetError> {
+    let bad = |why: &str| NetError::Invalid(format!("--bind '{text}': {why}"));
+    let text = text.trim();
+    let (host, port) = match text.strip_prefix('[') {
+        Some(rest) => {
+            let (host, after) = rest.split_once(']').ok_or_else(|| bad("a '[' without its ']'"))?;
+            let port = match after.strip_prefix(':') {
+                Some(port) => port.parse::<u16>().map_err(|_| bad("the port is not a number from 0 to 65535"))?,
+                None if after.is_empty() => 0,
+                None => return Err(bad("write [ADDRESS]:PORT")),
+            };
+            (host, port)
+        }
+        // One colon: IPv4 with a port. More: IPv6 without brackets, so without a port.
+        None => match text.matches(':').count() {
+            1 => {
+                let (host, port) = text.split_once(':').unwrap_or((text, "0"));
+                (host, port.parse::<u16>().map_err(|_| bad("the port is not a number from 0 to 65535"))?)
+            }
+            _ => (text, 0),
+        },
+    };
+    let (address, scope) = match host.split_once('%') {
+        Some((address, scope)) => (address, Some(scope)),
+        None => (host, None),
+    };
+    let ip: std::net::IpAddr = address.parse().map_err(|_| bad("not an IP address"))?;
+    match (ip, scope) {
+        (std::net::IpAddr::V6(v6), Some(scope)) => {
+            let index = match scope.parse::<u32>() {
+                Ok(index) => index,
+                Err(_) => nix::net::if_::if_nametoindex(scope).map_err(|_| bad("no interface of that name"))?,
+            };
+            Ok(SocketAddr::V6(std::net::SocketAddrV6::new(v6, port, 0, index)))
+        }
+        (std::net::IpAddr::V4(_), Some(_)) => Err(bad("a scope (%IFACE) is for IPv6 link-local addresses")),
+        (ip, None) => Ok(SocketAddr::new(ip, port)),
+    }
+}
+
 /// Options of the client's sockets: where they leave from and how their packets are marked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SocketOptions {
@@ -178,6 +221,38 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn bind_addresses_read_in_every_form() {
+        let ok = |text: &str| parse_bind(text).unwrap().to_string();
+        assert_eq!(ok("198.18.0.1"), "198.18.0.1:0");
+        assert_eq!(ok("198.18.0.1:6000"), "198.18.0.1:6000");
+        assert_eq!(ok("::1"), "[::1]:0");
+        assert_eq!(ok("[::1]:6000"), "[::1]:6000");
+        assert_eq!(ok("[fe80::1%1]:7"), "[fe80::1%1]:7");
+        assert_eq!(ok("fe80::1%lo"), "[fe80::1%1]:0", "lo is interface 1");
+        for bad in ["[::1", "[::1]x", "198.18.0.1:99999", "host.example", "198.18.0.1%lo", "fe80::1%nosuchif0"] {
+            assert!(matches!(parse_bind(bad), Err(NetError::Invalid(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_bound_socket_sends_from_its_address() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let options = SocketOptions { bind: Some("127.0.0.7:0".parse().unwrap()), ..SocketOptions::default() };
+        let target = Target::inet(listener.local_addr().unwrap()).with_options(options.clone());
+        let _client = target.connect_stream(Duration::from_secs(5)).unwrap();
+        let (_, peer) = listener.accept().unwrap();
+        assert_eq!(peer.ip().to_string(), "127.0.0.7");
+        let echo = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let udp = target.connect_udp(echo.local_addr().unwrap()).unwrap();
+        udp.send(b"x").unwrap();
+        let (_, from) = echo.recv_from(&mut [0u8; 8]).unwrap();
+        assert_eq!(from.ip().to_string(), "127.0.0.7");
+        let v6 = Target::inet("[::1]:9".parse().unwrap()).with_options(options);
+        let refused = v6.connect_udp("[::1]:9".parse().unwrap()).unwrap_err().to_string();
+        assert!(refused.contains("is IPv4 but the responder is IPv6"), "{refused}");
     }
 
     #[test]

@@ -394,10 +394,14 @@ enum Arrival {
 
 /// Client side: opens a stream's socket (with `target`'s socket options) and registers it with the
 /// responder at `responder`.
-pub fn connect(target: &Target, responder: SocketAddr, token: u32, header: StreamHeader) -> Result<UdpSocket, NetError> {
-    let socket = target
-        .connect_udp(responder)
-        .map_err(|source| NetError::Connect { address: responder.to_string(), source })?;
+pub fn connect(
+    target: &Target,
+    responder: SocketAddr,
+    token: u32,
+    header: StreamHeader,
+) -> Result<UdpSocket, NetError> {
+    let socket =
+        target.connect_udp(responder).map_err(|source| NetError::Connect { address: responder.to_string(), source })?;
     large_buffers(&socket);
     register(&socket, token, header)?;
     Ok(socket)
