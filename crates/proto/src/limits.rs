@@ -157,7 +157,11 @@ impl Limits {
         if seconds > limit_s {
             return Err(Refusal::TooLong { planned_s: seconds, limit_s });
         }
-        Ok(Duration::from_secs_f64(seconds))
+        // Durations count whole nanoseconds: one shorter than 1 ns would be a test of no time at all.
+        match Duration::from_secs_f64(seconds) {
+            Duration::ZERO => Err(Refusal::NotPositive { field }),
+            duration => Ok(duration),
+        }
     }
 
     fn message(&self, proto: Proto, bytes: u64, min: u64) -> Result<u64, Refusal> {
@@ -397,6 +401,17 @@ mod tests {
         let slow = throughput(Proto::Udp, 10.0, Some(11_000.0), 1);
         assert_eq!(refusal(&limits, &slow), Refusal::RateTooLow { rate_bps: 11_000.0, floor_bps: 11_776.0 });
         assert!(limits.admit(&throughput(Proto::Udp, 10.0, Some(11_776.0), 1)).is_ok());
+    }
+
+    #[test]
+    fn a_duration_shorter_than_a_nanosecond_is_no_duration() {
+        // Found by the test_request fuzz target: 2.1e-95 s is above zero, yet a test of 0 ns once planned.
+        let request = throughput(Proto::Udp, 2.1e-95, None, 5);
+        assert_eq!(refusal(&Limits::default(), &request), Refusal::NotPositive { field: Field::Duration });
+        let request = TestRequest::Connect { proto: Proto::Tcp, planned_duration_s: Some(1e-10) };
+        assert_eq!(refusal(&Limits::default(), &request), Refusal::NotPositive { field: Field::PlannedDuration });
+        let shortest = Limits::default().admit(&throughput(Proto::Tcp, 1e-9, None, 1)).unwrap();
+        assert_eq!(shortest.planned, Some(Duration::from_nanos(1)), "1 ns is a duration");
     }
 
     #[test]
