@@ -210,7 +210,13 @@ impl Limits {
                 (bits <= limit_bps).then_some(()).ok_or(Refusal::BurstOverLimit { bits, limit_bps })
             }
             (None, None) => {
-                plan.rate = Some(rate(limit_bps / streams, plan.write_bytes)?);
+                // Each stream's share, rounded down so that the shares add up to no more than the limit:
+                // the plan, sent back as a request, passes the check above.
+                let mut share = limit_bps / streams;
+                while share * streams > limit_bps {
+                    share = share.next_down();
+                }
+                plan.rate = Some(rate(share, plan.write_bytes)?);
                 Ok(())
             }
         }
@@ -490,6 +496,10 @@ mod tests {
         assert_eq!(plan.rate.map(Rate::bps), Some(25e6), "100 Mbit/s shared by 4 streams");
         let unlimited = Limits::default().admit(&throughput(Proto::Udp, 1.0, None, 4)).unwrap();
         assert!(matches!(unlimited.test, PlannedTest::Throughput(ThroughputPlan { rate: None, .. })));
+        // Found by the test_request fuzz target: 100 Mbit/s / 11 x 11 is 100 000 000.00000001 in floating
+        // point; the shares are rounded down so that the plan, sent back, is within the limit.
+        let eleven = limits.admit(&throughput(Proto::Udp, 1.0, None, 11)).unwrap();
+        assert_eq!(limits.admit(&eleven.to_request()), Ok(eleven));
     }
 
     #[test]
