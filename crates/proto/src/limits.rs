@@ -157,7 +157,11 @@ impl Limits {
         if seconds > limit_s {
             return Err(Refusal::TooLong { planned_s: seconds, limit_s });
         }
-        Ok(Duration::from_secs_f64(seconds))
+        // Durations count whole nanoseconds: one shorter than 1 ns would be a test of no time at all.
+        match Duration::from_secs_f64(seconds) {
+            Duration::ZERO => Err(Refusal::NotPositive { field }),
+            duration => Ok(duration),
+        }
     }
 
     fn message(&self, proto: Proto, bytes: u64, min: u64) -> Result<u64, Refusal> {
@@ -206,7 +210,13 @@ impl Limits {
                 (bits <= limit_bps).then_some(()).ok_or(Refusal::BurstOverLimit { bits, limit_bps })
             }
             (None, None) => {
-                plan.rate = Some(rate(limit_bps / streams, plan.write_bytes)?);
+                // Each stream's share, rounded down so that the shares add up to no more than the limit:
+                // the plan, sent back as a request, passes the check above.
+                let mut share = limit_bps / streams;
+                while share * streams > limit_bps {
+                    share = share.next_down();
+                }
+                plan.rate = Some(rate(share, plan.write_bytes)?);
                 Ok(())
             }
         }
@@ -400,6 +410,17 @@ mod tests {
     }
 
     #[test]
+    fn a_duration_shorter_than_a_nanosecond_is_no_duration() {
+        // Found by the test_request fuzz target: 2.1e-95 s is above zero, yet a test of 0 ns once planned.
+        let request = throughput(Proto::Udp, 2.1e-95, None, 5);
+        assert_eq!(refusal(&Limits::default(), &request), Refusal::NotPositive { field: Field::Duration });
+        let request = TestRequest::Connect { proto: Proto::Tcp, planned_duration_s: Some(1e-10) };
+        assert_eq!(refusal(&Limits::default(), &request), Refusal::NotPositive { field: Field::PlannedDuration });
+        let shortest = Limits::default().admit(&throughput(Proto::Tcp, 1e-9, None, 1)).unwrap();
+        assert_eq!(shortest.planned, Some(Duration::from_nanos(1)), "1 ns is a duration");
+    }
+
+    #[test]
     fn absurd_intervals_are_refused_and_others_rounded_to_microseconds() {
         let limits = Limits::default();
         let interval = |interval_s: f64, duration_s: f64| {
@@ -475,6 +496,10 @@ mod tests {
         assert_eq!(plan.rate.map(Rate::bps), Some(25e6), "100 Mbit/s shared by 4 streams");
         let unlimited = Limits::default().admit(&throughput(Proto::Udp, 1.0, None, 4)).unwrap();
         assert!(matches!(unlimited.test, PlannedTest::Throughput(ThroughputPlan { rate: None, .. })));
+        // Found by the test_request fuzz target: 100 Mbit/s / 11 x 11 is 100 000 000.00000001 in floating
+        // point; the shares are rounded down so that the plan, sent back, is within the limit.
+        let eleven = limits.admit(&throughput(Proto::Udp, 1.0, None, 11)).unwrap();
+        assert_eq!(limits.admit(&eleven.to_request()), Ok(eleven));
     }
 
     #[test]

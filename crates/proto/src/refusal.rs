@@ -75,7 +75,7 @@ impl Budget {
 /// Why a request, a session or a connection is refused.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
-    /// A duration, interval or rate is not a finite number above zero.
+    /// A duration, interval or rate is not a finite number above zero (a duration, at least 1 ns).
     NotPositive {
         /// Which number.
         field: Field,
@@ -243,7 +243,7 @@ impl fmt::Display for Refusal {
         use crate::limits::{MAX_RATE_BPS, MAX_UDP_PAYLOAD_IPV6, MIN_INTERVAL};
         match self {
             Refusal::NotPositive { field } => {
-                write!(f, "durations, intervals and rates must be finite and above zero ({})", field.name())
+                write!(f, "durations (of 1 ns or more), intervals and rates must be finite and above zero ({})", field.name())
             }
             Refusal::TooLong { planned_s, limit_s } => write!(
                 f,

@@ -36,13 +36,17 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         ..ResponderConfig::default()
     };
     let responder = Responder::bind(config)?;
+    let address = responder.address()?;
+    // Every thread of the responder is running before the line that says it listens: whoever waits for
+    // that line (a script, a test sampling the responder's threads) finds it whole.
+    let _handle = responder.spawn()?;
     if !args.quiet {
-        let address = responder.address()?;
         let unix = args.unix.as_ref().map(|p| format!(" and unix {}", p.display())).unwrap_or_default();
         let auth = if key.is_some() { ", key required" } else { "" };
         let pinned = args.affinity.as_ref().map(|c| format!(", on CPUs {c}")).unwrap_or_default();
         eprintln!("linkperf serve: listening on {address} (tcp and udp){unix}{auth}{pinned}");
     }
-    responder.run()?;
-    Ok(ExitCode::SUCCESS)
+    loop {
+        std::thread::park();
+    }
 }
