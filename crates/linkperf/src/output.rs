@@ -76,6 +76,7 @@ pub fn build(
             responder: measured.responder,
             echo: endpoint.echo.clone(),
             placement: endpoint.placement.clone(),
+            sockets: socket_setup(&endpoint.target.options),
         },
         series: measured.series,
         throughput: measured.throughput,
@@ -86,6 +87,15 @@ pub fn build(
             Some(e) => RunStatus::Partial { error: e.to_string() },
             None => RunStatus::Complete,
         },
+    }
+}
+
+/// The client's socket options, as a run keeps them.
+fn socket_setup(options: &linkperf_net::SocketOptions) -> linkperf_core::socket_setup::SocketSetup {
+    linkperf_core::socket_setup::SocketSetup {
+        bind: options.bind.map(|b| b.to_string()),
+        device: options.device.clone(),
+        tos: options.tos,
     }
 }
 

@@ -167,6 +167,9 @@ fn write_header(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     if !run.endpoints.placement.is_unpinned() {
         writeln!(out, "pinned:    {}", run.endpoints.placement)?;
     }
+    if !run.endpoints.sockets.is_default() {
+        writeln!(out, "sockets:   {}", run.endpoints.sockets)?;
+    }
     if let Some(echo) = &run.endpoints.echo {
         writeln!(out, "set-up:    {}", echo.describe())?;
     }

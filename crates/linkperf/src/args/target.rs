@@ -21,6 +21,51 @@ pub struct TargetArgs {
     /// File holding the pre-shared key that the responder requires (the key never crosses the wire).
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub sockets: SocketArgs,
+}
+
+/// How the client's sockets leave this host.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SocketArgs {
+    /// Send every test socket from this local address (and port): 198.18.0.1, [2001:db8::1]:6000, or a
+    /// link-local address with its interface, fe80::1%eth0. For hosts with several interfaces or addresses.
+    #[arg(long, value_name = "ADDR[:PORT]")]
+    pub bind: Option<String>,
+    /// Send every test socket through this interface (SO_BINDTODEVICE; needs CAP_NET_RAW, i.e. root).
+    #[arg(long, value_name = "IFACE")]
+    pub bind_dev: Option<String>,
+    /// Mark every packet the client sends with this DSCP: a name (ef, af41, cs1, va, le) or 0-63.
+    #[arg(long, value_name = "NAME|NUMBER", value_parser = linkperf_core::socket_setup::parse_dscp, conflicts_with = "tos")]
+    pub dscp: Option<u8>,
+    /// Set the whole IPv4 TOS byte / IPv6 traffic class (0-255: DSCP in the upper 6 bits, ECN in the lower 2).
+    #[arg(long, value_name = "BYTE", value_parser = tos)]
+    pub tos: Option<u8>,
+}
+
+/// Reads a TOS byte: decimal (184) or hexadecimal (0xb8).
+fn tos(text: &str) -> Result<u8, String> {
+    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u8::from_str_radix(hex, 16),
+        None => text.parse::<u8>(),
+    };
+    parsed.map_err(|_| format!("'{text}' is not a TOS byte: 0 to 255, or 0x00 to 0xff"))
+}
+
+impl SocketArgs {
+    /// The options of the client's sockets, checked.
+    pub fn options(&self) -> Result<linkperf_net::SocketOptions, linkperf_net::NetError> {
+        Ok(linkperf_net::SocketOptions {
+            bind: self.bind.as_deref().map(linkperf_net::target::parse_bind).transpose()?,
+            device: self.bind_dev.clone(),
+            tos: self.tos.or(self.dscp.map(|dscp| dscp << 2)),
+        })
+    }
+
+    /// Whether any option was given.
+    pub fn any(&self) -> bool {
+        self.bind.is_some() || self.bind_dev.is_some() || self.dscp.is_some() || self.tos.is_some()
+    }
 }
 
 impl TargetArgs {

@@ -37,6 +37,20 @@ impl Endpoint {
 /// Resolves `args` for a test over `proto`; with no host and no path, starts an embedded responder on
 /// loopback, its threads on `responder_cpus` if given (which only an embedded responder can be).
 pub fn resolve(args: &TargetArgs, proto: Proto, responder_cpus: Option<&CpuList>) -> anyhow::Result<Endpoint> {
+    let mut endpoint = resolve_responder(args, proto, responder_cpus)?;
+    if args.sockets.any() {
+        if endpoint.target.inet_address().is_none() {
+            return Err(UsageError(
+                "--bind, --bind-dev, --dscp and --tos are for tests over IP, not Unix sockets".into(),
+            )
+            .into());
+        }
+        endpoint.target = endpoint.target.with_options(args.sockets.options()?);
+    }
+    Ok(endpoint)
+}
+
+fn resolve_responder(args: &TargetArgs, proto: Proto, responder_cpus: Option<&CpuList>) -> anyhow::Result<Endpoint> {
     if responder_cpus.is_some() && (args.host.is_some() || args.unix.is_some()) {
         return Err(UsageError(
             "--responder-affinity pins the built-in responder (no HOST); pin a responder elsewhere with `linkperf serve --affinity CPUS`"

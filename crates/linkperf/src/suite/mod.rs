@@ -123,6 +123,15 @@ impl Runner {
         if let Some(key) = &args.target.key_file {
             target.extend(["--key-file".to_string(), key.display().to_string()]);
         }
+        let sockets = &args.target.sockets;
+        let options = [("--bind", sockets.bind.clone()), ("--bind-dev", sockets.bind_dev.clone())]
+            .into_iter()
+            .chain([("--tos", sockets.tos.or(sockets.dscp.map(|d| d << 2)).map(|t| t.to_string()))]);
+        for (option, value) in options {
+            if let Some(value) = value {
+                target.extend([option.to_string(), value]);
+            }
+        }
         let mut common = vec!["--json".to_string()];
         match args.store.path() {
             Some(path) => common.extend(["--db".to_string(), path.display().to_string()]),

@@ -63,6 +63,13 @@ impl Opened {
 /// Opens the links the arguments name: serial devices, or TCP or UDP echo services (several at once when
 /// given as a list, each its own series). `timeout` bounds a TCP connection.
 pub fn open(target: &TargetArgs, line: &LineArgs, proto: Proto, timeout: Duration) -> anyhow::Result<Opened> {
+    if target.sockets.any() {
+        return Err(UsageError(
+            "--bind, --bind-dev, --dscp and --tos apply to tests against a linkperf responder, not yet to echo peers or serial lines"
+                .into(),
+        )
+        .into());
+    }
     if target.key_file.is_some() || target.unix.is_some() {
         return Err(UsageError("an echo takes no --key-file and no --unix path".into()).into());
     }
