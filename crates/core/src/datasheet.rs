@@ -357,7 +357,13 @@ fn goodput_spread(s: &ThroughputSeries, rows: &[ThroughputSeries]) -> Option<Spr
     let mine = |r: &&ThroughputSeries| r.flow == s.flow && r.phase == s.phase && r.size_bytes == s.size_bytes;
     let tcp: Vec<&crate::throughput::TcpStats> = rows.iter().filter(mine).filter_map(|r| r.tcp.as_ref()).collect();
     let rtt_s = tcp.iter().map(|t| t.max_srtt_us.unwrap_or(0).max(t.srtt_us)).max().unwrap_or(0) as f64 / 1e6;
-    let segment = tcp.iter().map(|t| t.mss_bytes).find(|&m| m > 0).unwrap_or(s.size_bytes);
+    // The unit a receiver's count moves by: a TCP segment, or a UDP datagram. A byte stream without TCP
+    // state (Unix sockets, an echo over a serial line) is read in whatever has arrived: no such unit.
+    let segment = match tcp.iter().map(|t| t.mss_bytes).find(|&m| m > 0) {
+        Some(mss) => mss,
+        None if s.udp.is_some() => s.size_bytes,
+        None => 0,
+    };
     let round_trips_s = SPAN_ROUND_TRIPS * rtt_s;
     let segments_s = if typ > 0.0 { SPAN_SEGMENTS * segment as f64 * 8.0 / typ } else { 0.0 };
     let per_span =
