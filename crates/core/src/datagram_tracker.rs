@@ -41,6 +41,9 @@ pub struct UdpStats {
     /// arrivals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<crate::delay_trend::DelayTrend>,
+    /// Receiver: the highest sequence number received (`None`: nothing received, or an older peer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub highest_sequence: Option<u64>,
 }
 
 impl UdpStats {
@@ -49,6 +52,15 @@ impl UdpStats {
     pub fn lost(sender: &UdpStats, receiver: &UdpStats) -> u64 {
         let distinct = receiver.datagrams.saturating_sub(receiver.duplicates);
         sender.datagrams.saturating_sub(distinct)
+    }
+
+    /// Datagrams lost of a run stopped early: only those numbered below the highest one received count,
+    /// as the ones after it may still have been on their way when the receiver stopped (it stops before
+    /// the sender). Without the highest number (an older peer), as [`UdpStats::lost`].
+    pub fn lost_before_stop(sender: &UdpStats, receiver: &UdpStats) -> u64 {
+        let Some(highest) = receiver.highest_sequence else { return Self::lost(sender, receiver) };
+        let seen = UdpStats { datagrams: sender.datagrams.min(highest.saturating_add(1)), ..UdpStats::default() };
+        Self::lost(&seen, receiver)
     }
 
     /// `lost` as a percentage of sent, in 0..=100; `None` if nothing was sent.
@@ -98,7 +110,12 @@ impl DatagramTracker {
 
     /// The figures so far.
     pub fn stats(&self) -> UdpStats {
-        UdpStats { jitter_us: self.jitter_ns / 1_000.0, delay: self.delay.trend(), ..self.stats.clone() }
+        UdpStats {
+            jitter_us: self.jitter_ns / 1_000.0,
+            delay: self.delay.trend(),
+            highest_sequence: self.highest,
+            ..self.stats.clone()
+        }
     }
 
     fn record_old(&mut self, sequence: u64, behind: u64) {
@@ -165,6 +182,18 @@ mod tests {
         let mut t = DatagramTracker::new(1_000_000_000);
         sequences.iter().for_each(|&s| t.record(s, (s * 1000) as u32, s * 1000, 100));
         t.stats()
+    }
+
+    #[test]
+    fn a_run_stopped_early_counts_as_lost_only_what_was_passed_over() {
+        // 10 sent; 0-5 arrived but 3; 6-9 were still on their way when the receiver stopped.
+        let received = track(&[0, 1, 2, 4, 5]);
+        assert_eq!(received.highest_sequence, Some(5));
+        let sent = UdpStats { datagrams: 10, ..UdpStats::default() };
+        assert_eq!(UdpStats::lost(&sent, &received), 5);
+        assert_eq!(UdpStats::lost_before_stop(&sent, &received), 1);
+        let older = UdpStats { highest_sequence: None, ..received };
+        assert_eq!(UdpStats::lost_before_stop(&sent, &older), 5, "without the highest number, as before");
     }
 
     #[test]

@@ -302,6 +302,13 @@ impl Default for ThroughputSpec {
 }
 
 impl ThroughputSpec {
+    /// The rate of the path a run of trials crosses, as far as it is known before the first: the link's
+    /// rate when given (`--link-rate`), else `slowest`, the lowest rate the run offers (a path that carries
+    /// less than that is a slower path than the run was planned for).
+    pub fn path_bps(&self, slowest: Option<f64>) -> Option<f64> {
+        self.link.and_then(|l| l.rate_bps).or(slowest)
+    }
+
     /// The rate each stream sends datagrams of `size` bytes at: the offered rate split evenly over the
     /// streams, in bits per second; `None` when unpaced.
     pub fn stream_rate_bps(&self, size: u64) -> Option<f64> {
@@ -338,9 +345,26 @@ pub struct LinkSpec {
     pub mtu_bytes: Option<u64>,
 }
 
-/// Seconds a UDP trial may take beyond its duration: the control exchange, stream registration, the
-/// receiver's wait for the END datagrams and the report.
+/// Seconds a UDP trial may take beyond its duration on a fast path: the control exchange's round trips,
+/// stream registration, the receiver's wait for the END datagrams (at most 2 s apart on a slow schedule,
+/// less when they arrive) and the report. Constant only where the path's rate does not matter: see
+/// [`trial_overhead_s`] for the rest.
 pub const TRIAL_OVERHEAD_S: f64 = 1.5;
+
+/// Bytes of control messages a trial moves over the path, the larger direction of the two: the request
+/// and its answers, the registration of the streams and, mostly, the report of the peer's stream records
+/// (bins of a thousandth of the trial each). Measured at 9600 bit/s with 2 s trials: 4.4 kB towards the
+/// client for an upload step, 5.0 kB for a download step; twice that leaves room for longer records.
+pub const TRIAL_CONTROL_BYTES: f64 = 10_000.0;
+
+/// Seconds a UDP trial may take beyond its duration over a path that carries `path_bps` (`None`: not
+/// known, taken as fast): [`TRIAL_OVERHEAD_S`], plus the time its control messages take at that rate
+/// ([`TRIAL_CONTROL_BYTES`]). At 9600 bit/s that is 8.3 s more, which the constant alone (1.5 s) left out:
+/// a sweep of four 2 s steps announced 16 s and took 27 s; at 1 Mbit/s 80 ms, at 10 Gbit/s nothing.
+pub fn trial_overhead_s(path_bps: Option<f64>) -> f64 {
+    let control = path_bps.filter(|r| *r > 0.0).map_or(0.0, |rate| TRIAL_CONTROL_BYTES * 8.0 / rate);
+    TRIAL_OVERHEAD_S + control
+}
 
 /// An offered-rate sweep (RFC 2544 section 26.3, frame loss rate): the same UDP trial at each offered rate
 /// in turn.
@@ -364,7 +388,13 @@ impl SweepSpec {
     /// The longest the sweep can take, in seconds: every step's trials with their overhead and settling.
     pub fn time_bound_s(&self) -> f64 {
         let trials = self.rates_bps.len() * self.trial.phases.len();
-        trials as f64 * (self.trial.duration_s + TRIAL_OVERHEAD_S + self.settle_s)
+        trials as f64 * self.per_trial_s()
+    }
+
+    /// The longest one step's trial takes with its overhead and settling, in seconds.
+    pub fn per_trial_s(&self) -> f64 {
+        let slowest = self.rates_bps.iter().copied().reduce(f64::min);
+        self.trial.duration_s + trial_overhead_s(self.trial.path_bps(slowest)) + self.settle_s
     }
 }
 
@@ -409,13 +439,20 @@ impl RateSearchSpec {
     /// The longest the searches can take, in seconds, once their upper bounds are known (one per size):
     /// each search's trials at most, and the latency trial.
     pub fn time_bound_s(&self, max_bps: &[f64]) -> f64 {
-        let per_trial = self.trial.duration_s + TRIAL_OVERHEAD_S + self.settle_s;
+        let per_trial = self.per_trial_s(max_bps);
         let latency = if self.latency_probes_per_s > 0.0 { 1 } else { 0 };
         let trials: u32 = max_bps
             .iter()
             .map(|&max| crate::search::RateSearch::max_trials(self.min_for(max), max, self.precision) + latency)
             .sum();
         f64::from(trials) * per_trial
+    }
+
+    /// The longest one trial takes with its overhead and settling, in seconds, once the upper bounds are
+    /// known: the path carries about the lowest bound (measured, or the link's, or `--max`).
+    pub fn per_trial_s(&self, max_bps: &[f64]) -> f64 {
+        let slowest = max_bps.iter().copied().reduce(f64::min);
+        self.trial.duration_s + trial_overhead_s(self.trial.path_bps(slowest)) + self.settle_s
     }
 }
 
@@ -446,7 +483,25 @@ impl BurstSpec {
     /// The longest the searches can take, in seconds.
     pub fn time_bound_s(&self) -> f64 {
         let trials = crate::search::LengthSearch::max_trials(self.max_datagrams) * self.repeat;
-        let per_trial = self.trial.duration_s + TRIAL_OVERHEAD_S + self.settle_s;
+        // Unpaced: only the link's rate, when given, says how long the control messages take.
+        let per_trial = self.trial.duration_s + trial_overhead_s(self.trial.path_bps(None)) + self.settle_s;
         (self.trial.sizes_bytes.len() as u64 * u64::from(trials)) as f64 * per_trial
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trials_overhead_grows_with_the_time_its_control_messages_take() {
+        assert_eq!(trial_overhead_s(None), TRIAL_OVERHEAD_S);
+        // 10 kB at 9600 bit/s: 8.3 s more; at 10 Gbit/s, 8 us.
+        assert!((trial_overhead_s(Some(9600.0)) - (1.5 + 80_000.0 / 9600.0)).abs() < 1e-9);
+        assert!(trial_overhead_s(Some(10e9)) - TRIAL_OVERHEAD_S < 1e-5);
+        let mut trial = ThroughputSpec::default();
+        assert_eq!(trial.path_bps(Some(2e3)), Some(2e3), "the slowest rate offered, without a link rate");
+        trial.link = Some(LinkSpec { rate_bps: Some(9600.0), overhead_bytes: 38, mtu_bytes: None });
+        assert_eq!(trial.path_bps(Some(2e3)), Some(9600.0), "the link's rate when given");
     }
 }

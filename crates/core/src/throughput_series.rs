@@ -95,7 +95,7 @@ fn sum_series(
         us_per_message: receiver_bps.filter(|&bps| bps > 0.0).map(|bps| size as f64 * 8.0 / bps * 1e6),
         intervals: received.map(|s| s.intervals).unwrap_or_default(),
         tcp: None,
-        udp: udp_series(spec, size, receivers, senders),
+        udp: udp_series(spec, size, (receivers, senders), complete),
         sender_cpu: CpuCost::of(senders),
         receiver_cpu: CpuCost::of(receivers),
         link: None,
@@ -107,12 +107,13 @@ fn sum_series(
 }
 
 /// UDP figures of streams: counts summed, loss per stream pair (so duplicates in one stream cannot hide
-/// loss in another), jitter the largest of the streams'.
+/// loss in another; in a run stopped early, up to the highest sequence number received), jitter the
+/// largest of the streams'.
 fn udp_series(
     spec: &ThroughputSpec,
     size: u64,
-    receivers: &[StreamRecord],
-    senders: &[StreamRecord],
+    (receivers, senders): (&[StreamRecord], &[StreamRecord]),
+    complete: bool,
 ) -> Option<UdpSeries> {
     if spec.proto != Proto::Udp {
         return None;
@@ -137,7 +138,13 @@ fn udp_series(
         series.sent += sent.datagrams;
         series.stalls += sent.stalls;
         match receivers.iter().find(|r| r.index == sender.index) {
-            Some(receiver) => series.lost += UdpStats::lost(&sent, &receiver.udp.clone().unwrap_or_default()),
+            Some(receiver) => {
+                let received = receiver.udp.clone().unwrap_or_default();
+                series.lost += match complete {
+                    true => UdpStats::lost(&sent, &received),
+                    false => UdpStats::lost_before_stop(&sent, &received),
+                }
+            }
             None => paired = false,
         }
     }

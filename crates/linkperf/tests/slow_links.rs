@@ -208,3 +208,22 @@ fn datagrams_a_sender_drops_in_its_own_queue_are_put_on_the_sending_host() {
     assert_eq!(attribution["sending_host"].as_u64(), Some(lost), "{udp}");
     assert_eq!(attribution["path"], 0, "{udp}");
 }
+
+#[test]
+fn a_sweep_over_a_9600_bit_link_ends_within_the_time_it_announced() {
+    let Some(net) = TestNet::create() else { return };
+    // The serial line of the test above: 9600 bit/s, frames of at most 256 bytes.
+    for (ns, dev) in [(&net.client, &net.client_dev), (&net.responder, &net.responder_dev)] {
+        assert!(ip(&["-n", ns, "link", "set", dev, "mtu", "256"]));
+    }
+    net.shape_with_queue("9600bit", "300", "900");
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    let port = server.port_arg();
+    // Two steps of 2 s below the line's rate. Each trial's control messages (the report of the peer's
+    // stream records is 4 to 5 kB) take seconds at this rate: a bound of 1.5 s of overhead per trial,
+    // 8 s in all, was passed by 6 s.
+    let args = ["sweep", RESPONDER_ADDRESS, "-p", &port, "--size", "18", "--rates", "2k,2.5k", "--settle", "500ms"];
+    let (result, elapsed) = run_bounded(&net, &[&args[..], &["--link-rate", "9600"]].concat());
+    eprintln!("9600 bit/s sweep of two 2 s steps: {elapsed:.1} s");
+    assert_eq!(result["throughput"].as_array().map(Vec::len), Some(2), "{result}");
+}

@@ -193,3 +193,25 @@ fn alternating_turns_do_not_overlap_over_shallow_and_deep_queues() {
         assert_turns_do_not_overlap(&result);
     }
 }
+
+#[test]
+fn a_turn_that_drains_after_the_streams_end_is_still_confirmed() {
+    let Some(net) = TestNet::create() else { return };
+    // 250 kbit/s with a queue of 20 frames: a turn of 0.5 s drains for over 2 s, so the download turn
+    // given at about 2.9 s drains after the 4 s of the test, when every stream has ended. Its confirmation
+    // then arrived where the client expected the report: "expected report, got turn", before.
+    net.shape_with_queue("250kbit", "3000", "30000");
+    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
+    let args = ["--direction", "alternate", "--duration", "4s", "--interval", "500ms"];
+    let result = throughput(&net, &server, &args, Duration::from_secs(30));
+    // One turn each way, both drained, neither overlapping the other.
+    for sum in result["throughput"].as_array().unwrap().iter().filter(|s| s["stream"].is_null()) {
+        let turns = sum["turns"].as_array().unwrap();
+        eprintln!("{}: {turns:?}", sum["flow"]);
+        assert!(!turns.is_empty(), "{sum}");
+        for turn in turns {
+            assert!(turn["turnaround_s"].as_f64().is_some(), "a turn that did not drain: {turn}");
+            assert_eq!(turn["idle_bytes"].as_u64(), Some(0), "{turn}");
+        }
+    }
+}

@@ -48,7 +48,7 @@ pub fn run_rate_search(
     let maxes: Vec<f64> = bounds.iter().map(|(max, _)| *max).collect();
     // The bound counts from the start of the run: the probes of the path are part of it.
     let total = spec.time_bound_s(&maxes) + started.elapsed().as_secs_f64();
-    let per_trial = spec.trial.duration_s + linkperf_core::spec::TRIAL_OVERHEAD_S + spec.settle_s;
+    let per_trial = spec.per_trial_s(&maxes);
     search.observer.announce(&format!(
         "ratesearch: {} size(s), at most {} trials of {} s, {} s apart: done within {}",
         spec.trial.sizes_bytes.len(),

@@ -188,13 +188,11 @@ fn measure(
     for sum in series.iter_mut().filter(|s| s.stream.is_none()) {
         sum.turns = ran.turns.iter().filter(|(flow, _)| *flow == sum.flow).map(|(_, t)| t.clone()).collect();
         if !sum.turns.is_empty() {
-            let total = |end: End| -> u64 {
-                ran.records
-                    .iter()
-                    .chain(&remote.streams)
-                    .filter(|r| r.flow == sum.flow && r.end == end)
-                    .map(|r| r.bytes)
-                    .sum()
+            // Every byte each end moved; `None` for an end whose records did not come back.
+            let total = |end: End| -> Option<u64> {
+                let records = ran.records.iter().chain(&remote.streams).filter(|r| r.flow == sum.flow && r.end == end);
+                let bytes: Vec<u64> = records.map(|r| r.bytes).collect();
+                (!bytes.is_empty()).then(|| bytes.iter().sum())
             };
             turns::rate_over_turns(sum, total(End::Receiver), total(End::Sender));
         }

@@ -119,8 +119,9 @@ mod tests {
         let listed = self::spec(&["--rates", "1M,5M", "--sequential"]).unwrap();
         assert_eq!(listed.rates_bps, vec![1e6, 5e6]);
         assert_eq!(listed.trial.phases, vec![Direction::Upload, Direction::Download]);
-        // 20 trials of 2 s, with 1.5 s of overhead and 1 s of settling each.
-        assert_eq!(spec.time_bound_s(), 20.0 * 4.5);
+        // 20 trials of 2 s, with 1.5 s of overhead, the control messages' 80 kbit at the slowest step
+        // (50 Mbit/s) and 1 s of settling each.
+        assert!((spec.time_bound_s() - 20.0 * (4.5 + 80e3 / 50e6)).abs() < 1e-9, "{}", spec.time_bound_s());
     }
 
     #[test]

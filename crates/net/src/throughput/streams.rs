@@ -191,8 +191,11 @@ pub(super) fn run(trial: &Trial, opened: &[Opened], sidecars: Sidecars, observer
                     .unwrap_or_else(|_| (None, Some(NetError::Invalid("a stream thread failed unexpectedly".into()))))
             })
             .collect();
-        streams_done.store(true, Ordering::Relaxed);
+        // The turns end after the streams (the last turn waits for the responder's confirmation that its
+        // data arrived), and the watcher reads that confirmation: it stops only once the turns are done,
+        // or the confirmation would be left on the control connection where the report is expected.
         let turns = turner.and_then(|t| t.join().ok()).unwrap_or_default();
+        streams_done.store(true, Ordering::Relaxed);
         let watch = watcher.and_then(|w| w.join().ok());
         let mut ran = Ran { records: Vec::new(), error: None, watch, turns };
         for (record, failure) in outcomes {

@@ -144,26 +144,30 @@ pub(super) fn give_turns(mut turns: Turns) -> Vec<(Flow, TurnSample)> {
 
 /// Puts a direction's figures of an alternating test on the time its own turns held the link (writing and
 /// turnaround, which do not overlap the other direction's turns): `received` and `sent` are every payload
-/// byte its receivers read and its senders wrote in the test. When a turn did not drain, its time is not
-/// known: the figures then count the drained turns' own bytes (as this host saw them arrive) over their
-/// time, or stay over the receiver's window when no turn drained (docs/metrics.md, "Turns").
-pub(super) fn rate_over_turns(sum: &mut ThroughputSeries, received: u64, sent: u64) {
+/// byte its receivers read and its senders wrote in the test (`None`: that end's records did not come
+/// back). When a turn did not drain, its time is not known, and when the receivers' count is missing
+/// there is none to divide: the figures then count the drained turns' own bytes (as this host saw them
+/// arrive) over their time, or stay as they are when no turn drained (docs/metrics.md, "Turns").
+pub(super) fn rate_over_turns(sum: &mut ThroughputSeries, received: Option<u64>, sent: Option<u64>) {
     let drained: Vec<&TurnSample> = sum.turns.iter().filter(|t| t.held_s().is_some()).collect();
     let held: f64 = drained.iter().filter_map(|t| t.held_s()).sum();
     if drained.is_empty() || held <= 0.0 {
         return;
     }
-    let (received, sent) = match drained.len() == sum.turns.len() {
-        true => (received, sent),
-        false => match drained.iter().map(|t| t.bytes).sum::<Option<u64>>() {
-            Some(bytes) => (bytes, bytes),
+    // The senders' figure only over all turns: a count of what they wrote in some turns has no source.
+    let (received, sent) = match (drained.len() == sum.turns.len(), received) {
+        (true, Some(received)) => (received, sent),
+        _ => match drained.iter().map(|t| t.bytes).sum::<Option<u64>>() {
+            Some(bytes) => (bytes, None),
             None => return,
         },
     };
     let bps = received as f64 * 8.0 / held;
     sum.receiver_bps = Some(bps);
     sum.receiver_bytes = received;
-    sum.sender_bps = Some(sent as f64 * 8.0 / held);
+    if let Some(sent) = sent {
+        sum.sender_bps = Some(sent as f64 * 8.0 / held);
+    }
     sum.window_s = held;
     sum.messages_per_s = Some(bps / 8.0 / sum.size_bytes.max(1) as f64);
     sum.us_per_message = (bps > 0.0).then(|| sum.size_bytes as f64 * 8.0 / bps * 1e6);
@@ -171,4 +175,61 @@ pub(super) fn rate_over_turns(sum: &mut ThroughputSeries, received: u64, sent: u
 
 fn delta(after: Option<u64>, before: Option<u64>) -> Option<u64> {
     after.zip(before).map(|(a, b)| a.saturating_sub(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use linkperf_core::Direction;
+
+    fn sum(turns: Vec<TurnSample>) -> ThroughputSeries {
+        ThroughputSeries {
+            phase: Direction::Alternating,
+            size_bytes: 1000,
+            flow: Flow::Upload,
+            stream: None,
+            receiver_bps: Some(1.0),
+            sender_bps: Some(1.0),
+            receiver_bytes: 1,
+            sender_bytes: 1,
+            window_s: 10.0,
+            messages_per_s: None,
+            us_per_message: None,
+            intervals: Vec::new(),
+            tcp: None,
+            udp: None,
+            sender_cpu: None,
+            receiver_cpu: None,
+            link: None,
+            client_counters: None,
+            responder_counters: None,
+            turns,
+            complete: true,
+        }
+    }
+
+    fn turn(bytes: u64, turnaround_s: Option<f64>) -> TurnSample {
+        TurnSample { start_s: 0.0, writing_s: 0.5, turnaround_s, bytes: Some(bytes), idle_bytes: Some(0) }
+    }
+
+    #[test]
+    fn a_direction_is_measured_over_the_time_its_own_turns_held_the_link() {
+        // 60 kB read in two turns of 1.5 s each: 160 kbit/s, whatever the receiver's window.
+        let mut drained = sum(vec![turn(30_000, Some(1.0)), turn(30_000, Some(1.0))]);
+        rate_over_turns(&mut drained, Some(60_000), Some(61_000));
+        assert_eq!((drained.receiver_bps, drained.receiver_bytes, drained.window_s), (Some(160_000.0), 60_000, 3.0));
+        assert!((drained.sender_bps.unwrap() - 61_000.0 * 8.0 / 3.0).abs() < 1e-9);
+        // A turn that did not drain: the drained turns' own bytes over their time, and no sender figure of
+        // its own (the window's stays).
+        let mut partly = sum(vec![turn(30_000, Some(1.0)), turn(30_000, None)]);
+        rate_over_turns(&mut partly, Some(60_000), Some(61_000));
+        assert_eq!((partly.receiver_bps, partly.window_s, partly.sender_bps), (Some(160_000.0), 1.5, Some(1.0)));
+        // Without the receivers' records, the turns' bytes; without any drained turn, nothing changes.
+        let mut unreported = sum(vec![turn(30_000, Some(1.0))]);
+        rate_over_turns(&mut unreported, None, Some(30_000));
+        assert_eq!(unreported.receiver_bps, Some(160_000.0));
+        let mut undrained = sum(vec![turn(30_000, None)]);
+        rate_over_turns(&mut undrained, Some(30_000), Some(30_000));
+        assert_eq!((undrained.receiver_bps, undrained.window_s), (Some(1.0), 10.0));
+    }
 }
