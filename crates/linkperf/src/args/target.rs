@@ -28,7 +28,7 @@ pub struct TargetArgs {
 /// How the client's sockets leave this host.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SocketArgs {
-    /// Send every test socket from this local address (and port): 198.18.0.1, [2001:db8::1]:6000, or a
+    /// Send every test socket from this local address (and port): 198.18.0.1, `[2001:db8::1]:6000`, or a
     /// link-local address with its interface, fe80::1%eth0. For hosts with several interfaces or addresses.
     #[arg(long, value_name = "ADDR[:PORT]")]
     pub bind: Option<String>,
