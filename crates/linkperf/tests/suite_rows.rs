@@ -18,68 +18,6 @@ fn profile_rows() -> Vec<String> {
 }
 
 #[test]
-fn every_radio_datasheet_row_on_a_slow_link_has_figures_or_a_reason() {
-    let Some(net) = TestNet::create() else { return };
-    // 250 kbit/s each way, a bucket of one full-size frame: the radio of study 1.
-    net.shape("250kbit", "1600");
-    let server = Server::start_in(Some(&net.responder), RESPONDER_ADDRESS, &[]);
-    let port = server.port_arg();
-    // The profile with shorter tests (see `short_radio_profile`): the rows and their figures are the same.
-    let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("radio.toml");
-    std::fs::write(&profile, short_radio_profile()).unwrap();
-    let profile_arg = profile.display().to_string();
-    let args = [
-        "suite",
-        RESPONDER_ADDRESS,
-        "--port",
-        &port,
-        "--profile",
-        &profile_arg,
-        "--repeat",
-        "1",
-        "--link-rate",
-        "250k",
-        "--max",
-        "250k",
-        "--json",
-        "--no-store",
-    ];
-    // Every test of the profile bounds its own time; ten minutes is far above their sum at this rate.
-    let output = net.client_command(&args).timeout(Duration::from_secs(600)).output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let document = json(&output.stdout);
-    let rows = document["tables"][0]["rows"].as_array().unwrap_or_else(|| panic!("no rows: {stderr}"));
-    for row in rows {
-        eprintln!(
-            "row: {} | {} | {} | {} | {} | {}",
-            row["test"], row["min"], row["typ"], row["max"], row["unit"], row["reason"]
-        );
-    }
-    for wanted in profile_rows() {
-        assert!(
-            rows.iter().any(|r| r["test"].as_str().unwrap_or_default().starts_with(&wanted)),
-            "row '{wanted}' is missing: {stderr}"
-        );
-    }
-    let unmeasured: Vec<&serde_json::Value> = rows.iter().filter(|r| r["typ"].is_null()).collect();
-    for row in &unmeasured {
-        let reason = row["reason"].as_str().unwrap_or_default();
-        assert!(!reason.is_empty(), "a row without figures and without a reason: {row}");
-        assert!(stderr.contains(&format!("datasheet row '{}' could not be measured", row["test"].as_str().unwrap())));
-    }
-    for row in rows.iter().filter(|r| !r["typ"].is_null()) {
-        // Rates in the unit their magnitude asks for: on a 250 kbit/s link, no figure in Gbit/s or bit/s.
-        assert!(row["unit"] != "Gbit/s" && row["unit"] != "Mbit/s" || row["typ"].as_f64().unwrap() >= 1.0, "{row}");
-    }
-    let code = output.status.code();
-    match unmeasured.is_empty() {
-        true => assert_eq!(code, Some(0), "{stderr}"),
-        false => assert_eq!(code, Some(1), "{} rows without figures: {stderr}", unmeasured.len()),
-    }
-}
-
-#[test]
 fn a_row_whose_test_fails_is_printed_with_the_reason_and_the_suite_exits_1() {
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("p.toml");
@@ -179,6 +117,12 @@ fn the_radio_datasheet_of_a_250_kbit_link_holds_figures_the_link_can_carry() {
     assert_eq!(output.status.code(), Some(0), "every row measured: {stderr}");
     for wanted in profile_rows() {
         row(&rows, &wanted);
+    }
+    for row in &rows {
+        // Rates in the unit their magnitude asks for: on a 250 kbit/s link, no figure below 1 Mbit/s or
+        // Gbit/s reads in those units.
+        let unit = &row["unit"];
+        assert!(unit != "Gbit/s" && unit != "Mbit/s" || row["typ"].as_f64().unwrap() >= 1.0, "{row}");
     }
 
     // The sustainable rate. Above the capacity, a trial's queue grows, but it counts only once it adds two
