@@ -140,6 +140,13 @@ impl Limits {
         };
         if *proto == Proto::Udp {
             self.limit_udp_rate(&mut plan, connections)?;
+        } else {
+            // A stream test has no rate, burst, GSO or batch: its plan carries none of them (a TCP request
+            // naming 4 x 100 Mbit/s would otherwise plan a rate past --max-rate, if unused).
+            plan.rate = None;
+            plan.datagrams = None;
+            plan.gso = false;
+            plan.batch = 0;
         }
         Ok(TestPlan { proto: *proto, connections, planned: Some(duration), test: PlannedTest::Throughput(plan) })
     }
@@ -486,6 +493,17 @@ mod tests {
         let over = refusal(&limits, &request(Some(60e6), 2));
         assert_eq!(over, Refusal::RateOverLimit { total_bps: 120e6, limit_bps: 100e6 });
         assert!(over.to_string().contains("120.0 Mbit/s of UDP exceeds"));
+    }
+
+    #[test]
+    fn a_stream_test_plans_none_of_the_udp_fields() {
+        // Found by the mutation run of the test_request fuzz target: a TCP request with a UDP rate of
+        // 4 x 100 Mbit/s was planned with it, past a 100 Mbit/s limit.
+        let limits = Limits { max_udp_rate_bps: Some(100e6), ..Limits::default() };
+        let plan = limits.admit(&throughput(Proto::Tcp, 1.0, Some(100e6), 4)).unwrap();
+        let PlannedTest::Throughput(throughput) = &plan.test else { panic!("a throughput plan") };
+        assert_eq!((throughput.rate, throughput.datagrams, throughput.gso, throughput.batch), (None, None, false, 0));
+        assert_eq!(limits.admit(&plan.to_request()).as_ref(), Ok(&plan));
     }
 
     #[test]
