@@ -64,6 +64,9 @@ pub fn metrics(run: &RunResult) -> Vec<Metric> {
         if let Some(rate) = r.rate_bps {
             out.push(single(format!("{test} udp {size}"), "zero-loss rate", "Mbit/s", rate / 1e6, true));
         }
+        if let Some(rate) = r.sustainable_bps {
+            out.push(single(format!("{test} udp {size}"), "sustainable rate", "Mbit/s", rate / 1e6, true));
+        }
     }
     for b in &run.bursts {
         let size = datagram_subject(b.frame_bytes, b.payload_bytes);

@@ -118,6 +118,10 @@ fn the_radio_datasheet_of_a_250_kbit_link_holds_figures_the_link_can_carry() {
     for wanted in profile_rows() {
         row(&rows, &wanted);
     }
+    // The handshake alone is a strict part of connect + request + first reply byte (about one round trip
+    // of two).
+    let typ = |name: &str| row(&rows, name)["typ"].as_f64().unwrap();
+    assert!(typ("TCP handshake (bare connect)") < typ("Connection establishment latency"));
     for row in &rows {
         // Rates in the unit their magnitude asks for: on a 250 kbit/s link, no figure below 1 Mbit/s or
         // Gbit/s reads in those units.
