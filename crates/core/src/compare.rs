@@ -57,7 +57,7 @@ pub fn metrics(run: &RunResult) -> Vec<Metric> {
         out.extend(series_metrics(&format!("{test} {proto} {}", series_subject(s)), s));
     }
     for s in run.throughput.iter().filter(|s| s.stream.is_none()) {
-        out.extend(throughput_metrics(&format!("{test} {proto} {}", throughput_subject(s)), s));
+        out.extend(throughput_metrics(&format!("{test} {proto} {}", throughput_subject(run, s)), s));
     }
     for r in &run.rate_search {
         let size = datagram_subject(r.frame_bytes, r.payload_bytes);
@@ -137,7 +137,10 @@ fn series_metrics(subject: &str, s: &Series) -> Vec<Metric> {
     ]
 }
 
-pub(crate) fn throughput_subject(s: &ThroughputSeries) -> String {
+/// What a throughput row is a figure of: its phase, flow, write size and offered rate. Against an echo (a
+/// serial line, an echo service) the write size is not the user's choice but follows the line's rate, so it
+/// is left out: runs at two baud rates then compare row by row.
+pub(crate) fn throughput_subject(run: &RunResult, s: &ThroughputSeries) -> String {
     let phase = match s.phase.flows().len() {
         1 => String::new(),
         _ => format!("{} ", s.phase.name()),
@@ -146,7 +149,10 @@ pub(crate) fn throughput_subject(s: &ThroughputSeries) -> String {
         Some(bps) => format!(" at {}", crate::units::format_bit_rate(bps)),
         None => String::new(),
     };
-    format!("{phase}{} {}{offered}", s.flow.name(), size_text(s.size_bytes))
+    match run.endpoints.echo {
+        Some(_) => format!("{phase}{}{offered}", s.flow.name()),
+        None => format!("{phase}{} {}{offered}", s.flow.name(), size_text(s.size_bytes)),
+    }
 }
 
 fn throughput_metrics(subject: &str, s: &ThroughputSeries) -> Vec<Metric> {

@@ -132,7 +132,7 @@ impl GateFigure {
                 _ => None,
             };
             if let Some(value) = value {
-                out.push((format!("{test} {proto} {}", crate::compare::throughput_subject(s)), value));
+                out.push((format!("{test} {proto} {}", crate::compare::throughput_subject(run, s)), value));
             }
         }
         for r in &run.rate_search {

@@ -557,3 +557,31 @@ fn compare_heads_each_kept_run_with_its_line_setup() {
         assert!(text.contains(&heading), "{heading}\n{text}");
     }
 }
+
+#[test]
+fn throughput_at_two_baud_rates_compares_row_by_row() {
+    // Each rate's write size follows its line; compare matches the rows all the same (the set-up heading
+    // says which rate each run had).
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let db = db.to_str().unwrap();
+    for baud in [19_200u32, 57_600] {
+        let line = Line::start(baud, 10, Duration::ZERO, Fault::None);
+        let out = linkperf()
+            .args(["throughput", "--proto", "serial", "--device", line.device(), "--baud", &baud.to_string()])
+            .args(["--duration", "2s", "--interval", "1s", "--no-progress", "--db", db, "--label", &baud.to_string()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out =
+        linkperf().args(["compare", "--label", "19200", "--label", "57600", "--json", "--db", db]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let document = json(&out.stdout);
+    let goodput = document["rows"].as_array().unwrap().iter().find(|r| r["name"] == "goodput").expect("a goodput row");
+    let values: Vec<f64> =
+        goodput["values"].as_array().unwrap().iter().map(|v| v.as_f64().expect("both runs")).collect();
+    // 8N1: 80 % of the baud rate is payload; the faster line carries three times as much.
+    assert!((values[1] / values[0] - 3.0).abs() < 0.1, "{goodput}");
+}
