@@ -585,3 +585,33 @@ fn throughput_at_two_baud_rates_compares_row_by_row() {
     // 8N1: 80 % of the baud rate is payload; the faster line carries three times as much.
     assert!((values[1] / values[0] - 3.0).abs() < 0.1, "{goodput}");
 }
+
+#[test]
+fn a_list_of_baud_rates_runs_the_suite_once_per_rate_on_a_local_port() {
+    let _paced = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let profile = quick_study(dir.path());
+    let db = dir.path().join("runs.db");
+    // A pty takes any rate and the simulated line runs at its own: enough to see each rate set and kept.
+    let line = Line::start(115_200, 10, Duration::ZERO, Fault::None);
+    let out = linkperf()
+        .args(["suite", "--profile", profile.to_str().unwrap(), "--device", line.device(), "--baud", "57600,115200"])
+        .args(["--db", db.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    for baud in ["57600", "115200"] {
+        assert!(stdout.contains(&format!("\n{baud} baud\n")), "a heading per rate: {stdout}");
+        assert!(stdout.contains(&format!("1 port, {baud} 8N1")), "each rate's set-up: {stdout}");
+        let label = format!("baud:{baud}");
+        let runs =
+            linkperf().args(["runs", "--label", &label, "--json", "--db", db.to_str().unwrap()]).output().unwrap();
+        let listed = json(&runs.stdout);
+        assert!(!listed.as_array().unwrap().is_empty(), "runs labelled baud:{baud}");
+    }
+    let suite = ["suite", "--profile", profile.to_str().unwrap(), "--baud", "9600,19200", "--no-store"];
+    let refused = linkperf().args(suite).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2), "a list of rates without --device");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("a list of baud rates needs --device"));
+}

@@ -81,9 +81,10 @@ pub struct SuiteLinkArgs {
     /// The lowest rate a rate search tries: --min of ratesearch.
     #[arg(long, value_name = "RATE", value_parser = rate_text)]
     pub min: Option<String>,
-    /// The serial line behind an echo (study 3): --baud of latency, throughput and idle.
-    #[arg(long)]
-    pub baud: Option<u32>,
+    /// The serial line behind an echo (study 3): --baud of latency, throughput and idle. With --device, a
+    /// list (9600,19200,115200) runs the whole suite once per rate, each run labelled baud:RATE.
+    #[arg(long = "baud", value_name = "BAUD[,BAUD...]", value_delimiter = ',')]
+    pub bauds: Vec<u32>,
     /// Its data bits: --data-bits of the same tests.
     #[arg(long, value_parser = clap::value_parser!(u8).range(5..=8))]
     pub data_bits: Option<u8>,
@@ -125,7 +126,7 @@ impl SuiteLinkArgs {
             pair("--mtu", self.mtu.map(|b| b.to_string())),
             pair("--max", self.max.clone()),
             pair("--min", self.min.clone()),
-            pair("--baud", self.baud.map(|b| b.to_string())),
+            pair("--baud", self.bauds.first().map(|b| b.to_string())),
             pair("--data-bits", self.data_bits.map(|b| b.to_string())),
             pair("--parity", self.parity.clone()),
             pair("--stop-bits", self.stop_bits.map(|b| b.to_string())),

@@ -28,6 +28,49 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<ExitCode> {
     if args.target.unix.is_some() {
         return Err(UsageError("a suite runs Unix-socket tests on this host by itself: leave out --unix".into()).into());
     }
+    if args.link.bauds.len() > 1 {
+        return run_per_baud(args);
+    }
+    run_once(args).map(ExitCode::from)
+}
+
+/// A list of baud rates on this host's serial ports: the whole suite once per rate, each run labelled
+/// `baud:RATE`; the exit code is the worst of the runs'.
+fn run_per_baud(args: SuiteArgs) -> anyhow::Result<ExitCode> {
+    if args.link.device.is_none() {
+        return Err(UsageError(
+            "a list of baud rates needs --device: a device server's rate is set on the device, so run the suite once per rate with a label"
+                .into(),
+        )
+        .into());
+    }
+    if args.json {
+        return Err(UsageError("--json prints one suite's document: give one baud rate per run".into()).into());
+    }
+    let mut worst = crate::exit::SUCCESS;
+    for &baud in &args.link.bauds {
+        let mut one = args.clone();
+        one.link.bauds = vec![baud];
+        one.store.labels.push(format!("baud:{baud}"));
+        eprintln!("== {baud} baud (labelled baud:{baud})");
+        println!("\n{baud} baud");
+        let code = run_once(one)?;
+        if crate::progress::interrupted() {
+            worst = crate::exit::FAILURE;
+            break;
+        }
+        // The codes in order of what they say: 1 (a run failed) over 3 (a gate failed) over 0.
+        worst = match (worst, code) {
+            (crate::exit::FAILURE, _) | (_, crate::exit::FAILURE) => crate::exit::FAILURE,
+            (crate::exit::GATE, _) | (_, crate::exit::GATE) => crate::exit::GATE,
+            _ => crate::exit::SUCCESS,
+        };
+    }
+    Ok(ExitCode::from(worst))
+}
+
+/// Runs the suite once and returns its exit code.
+fn run_once(args: SuiteArgs) -> anyhow::Result<u8> {
     let (profile, name) = load(&args)?;
     let mut runner = Runner::new(&args, &name, &profile)?;
     eprintln!(
@@ -56,13 +99,12 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<ExitCode> {
         eprintln!("gate failed: {}", crate::output::safe_value(&failure.to_string()));
     }
     if runner.failures.is_empty() {
-        let code = if gated.is_empty() { crate::exit::SUCCESS } else { crate::exit::GATE };
-        return Ok(ExitCode::from(code));
+        return Ok(if gated.is_empty() { crate::exit::SUCCESS } else { crate::exit::GATE });
     }
     for failure in &runner.failures {
         eprintln!("error: {}", crate::output::safe_value(failure));
     }
-    Ok(ExitCode::from(crate::exit::FAILURE))
+    Ok(crate::exit::FAILURE)
 }
 
 /// The profile to run, and its name (for labels).
