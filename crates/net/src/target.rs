@@ -38,8 +38,14 @@ impl Target {
         Target { address: Address::Unix(path), options: SocketOptions::default() }
     }
 
-    /// Resolves a host name or address and port.
-    pub fn resolve(host: &str, port: u16) -> Result<Self, NetError> {
+    /// Resolves a host name or address and port: `HOST`, `HOST:PORT`, `[IPV6]:PORT`, `fe80::1%eth0`
+    /// (a port in the text wins over `port`).
+    pub fn resolve(text: &str, port: u16) -> Result<Self, NetError> {
+        let invalid = |why: String| NetError::Invalid(format!("'{text}': {why}"));
+        let (host, port) = split_host_port(text, port).map_err(invalid)?;
+        if let Some(address) = literal(host, port) {
+            return address.map(Target::inet).map_err(invalid);
+        }
         let mut addresses =
             (host, port).to_socket_addrs().map_err(|source| NetError::Resolve { host: host.to_string(), source })?;
         addresses.next().map(Target::inet).ok_or_else(|| NetError::Resolve {
@@ -105,43 +111,52 @@ impl Target {
 /// link-local addresses with their interface, `fe80::1%eth0` or `[fe80::1%eth0]:6000` (a numeric scope
 /// works too). No port means any.
 pub fn parse_bind(text: &str) -> Result<SocketAddr, NetError> {
-    let bad = |why: &str| NetError::Invalid(format!("--bind '{text}': {why}"));
+    let bad = |why: String| NetError::Invalid(format!("--bind '{text}': {why}"));
+    let (host, port) = split_host_port(text, 0).map_err(bad)?;
+    literal(host, port).unwrap_or_else(|| Err("not an IP address".into())).map_err(bad)
+}
+
+/// A host and its port: `[ADDRESS]:PORT` or `[ADDRESS]`, `HOST:PORT` (one colon: an IPv4 address or a
+/// name), or a bare host or IPv6 address, which takes `default_port`.
+fn split_host_port(text: &str, default_port: u16) -> Result<(&str, u16), String> {
     let text = text.trim();
-    let (host, port) = match text.strip_prefix('[') {
+    let port = |p: &str| p.parse::<u16>().map_err(|_| format!("the port '{p}' is not a number from 0 to 65535"));
+    match text.strip_prefix('[') {
         Some(rest) => {
-            let (host, after) = rest.split_once(']').ok_or_else(|| bad("a '[' without its ']'"))?;
-            let port = match after.strip_prefix(':') {
-                Some(port) => port.parse::<u16>().map_err(|_| bad("the port is not a number from 0 to 65535"))?,
-                None if after.is_empty() => 0,
-                None => return Err(bad("write [ADDRESS]:PORT")),
-            };
-            (host, port)
-        }
-        // One colon: IPv4 with a port. More: IPv6 without brackets, so without a port.
-        None => match text.matches(':').count() {
-            1 => {
-                let (host, port) = text.split_once(':').unwrap_or((text, "0"));
-                (host, port.parse::<u16>().map_err(|_| bad("the port is not a number from 0 to 65535"))?)
+            let (host, after) = rest.split_once(']').ok_or("a '[' without its ']'")?;
+            match after.strip_prefix(':') {
+                Some(p) => Ok((host, port(p)?)),
+                None if after.is_empty() => Ok((host, default_port)),
+                None => Err("write [ADDRESS]:PORT".into()),
             }
-            _ => (text, 0),
+        }
+        // One colon: IPv4 or a name with a port. More: IPv6 without brackets, so without a port.
+        None => match text.split_once(':') {
+            Some((host, p)) if !p.contains(':') => Ok((host, port(p)?)),
+            _ => Ok((text, default_port)),
         },
-    };
+    }
+}
+
+/// `host` as an IP address literal (IPv6 link-local with a `%IFACE` or numeric scope), or `None` when it
+/// is not one (a name).
+fn literal(host: &str, port: u16) -> Option<Result<SocketAddr, String>> {
     let (address, scope) = match host.split_once('%') {
         Some((address, scope)) => (address, Some(scope)),
         None => (host, None),
     };
-    let ip: std::net::IpAddr = address.parse().map_err(|_| bad("not an IP address"))?;
-    match (ip, scope) {
+    let ip: std::net::IpAddr = address.parse().ok()?;
+    Some(match (ip, scope) {
         (std::net::IpAddr::V6(v6), Some(scope)) => {
             let index = match scope.parse::<u32>() {
-                Ok(index) => index,
-                Err(_) => nix::net::if_::if_nametoindex(scope).map_err(|_| bad("no interface of that name"))?,
+                Ok(index) => Ok(index),
+                Err(_) => nix::net::if_::if_nametoindex(scope).map_err(|_| format!("no interface named '{scope}'")),
             };
-            Ok(SocketAddr::V6(std::net::SocketAddrV6::new(v6, port, 0, index)))
+            index.map(|index| SocketAddr::V6(std::net::SocketAddrV6::new(v6, port, 0, index)))
         }
-        (std::net::IpAddr::V4(_), Some(_)) => Err(bad("a scope (%IFACE) is for IPv6 link-local addresses")),
+        (std::net::IpAddr::V4(_), Some(_)) => Err("a scope (%IFACE) is for IPv6 link-local addresses".into()),
         (ip, None) => Ok(SocketAddr::new(ip, port)),
-    }
+    })
 }
 
 /// Options of the client's sockets: where they leave from and how their packets are marked.
@@ -190,6 +205,11 @@ mod tests {
         // Literal addresses only: a name would ask a resolver off this host.
         assert_eq!(Target::resolve("127.0.0.1", 5201).unwrap(), Target::inet("127.0.0.1:5201".parse().unwrap()));
         assert_eq!(Target::resolve("::1", 5201).unwrap(), Target::inet("[::1]:5201".parse().unwrap()));
+        assert_eq!(Target::resolve("[::1]:6000", 5201).unwrap(), Target::inet("[::1]:6000".parse().unwrap()));
+        assert_eq!(Target::resolve("[::1]", 5201).unwrap(), Target::inet("[::1]:5201".parse().unwrap()));
+        assert_eq!(Target::resolve("127.0.0.1:6000", 5201).unwrap(), Target::inet("127.0.0.1:6000".parse().unwrap()));
+        assert_eq!(Target::resolve("fe80::1%lo", 5201).unwrap().describe(), "[fe80::1%1]:5201");
+        assert!(matches!(Target::resolve("[::1]:x", 5201), Err(NetError::Invalid(_))));
     }
 
     #[test]

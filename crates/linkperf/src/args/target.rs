@@ -9,7 +9,8 @@ use crate::exit::UsageError;
 /// Where the responder is.
 #[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
-    /// Host name or address of a running `linkperf serve`. Omit it to start a responder inside this
+    /// Host name or address of a running `linkperf serve`, with a port if not --port's: 198.18.0.2,
+    /// 198.18.0.2:6000, `[2001:db8::2]:6000`, fe80::2%eth0. Omit it to start a responder inside this
     /// process on loopback (handy for a first try, and for IPC measurements).
     pub host: Option<String>,
     /// The responder's TCP and UDP port.
