@@ -157,3 +157,10 @@ fn a_responders_error_text_is_shown_escaped_on_one_line() {
     assert!(text.contains("busy\\x1b]0;pwned\\x07\\x1b[2J\\nerror: forged line"), "{text}");
     assert!(!text.lines().any(|line| line.starts_with("error: forged")), "{text}");
 }
+
+#[test]
+fn serial_line_settings_without_a_serial_device_are_refused_by_serve() {
+    let output = linkperf().args(["serve", "--port", "0", "--baud", "9600"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("set the serial line of `serve --serial PATH`"));
+}

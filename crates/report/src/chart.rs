@@ -157,18 +157,19 @@ fn goodput_by_size(runs: &[(&RunResult, &str)]) -> Option<Chart> {
             let points: Vec<(f64, f64)> = sums
                 .iter()
                 .filter(|s| s.phase == phase && s.flow == flow)
-                .filter_map(|s| Some((s.size_bytes as f64, s.receiver_bps? / 1e6)))
+                .filter_map(|s| Some((s.size_bytes as f64, s.receiver_bps?)))
                 .collect();
             if points.len() >= 2 {
                 lines.push(Line { name: format!("{name} {}", flow.name()), points, dashed: false, color: None });
             }
         }
     }
+    let unit = in_rate_unit(&mut lines, false, true);
     draw(
         "goodput-by-size",
         "Goodput by write size".into(),
         ("write size, bytes", Scale::Log),
-        ("receiver goodput, Mbit/s", Scale::Linear),
+        (&format!("receiver goodput, {unit}"), Scale::Linear),
         lines,
     )
 }
@@ -187,8 +188,8 @@ fn offered_rate(runs: &[(&RunResult, &str)], loss: bool) -> Option<Chart> {
                 .filter(|s| s.stream.is_none() && s.flow == flow)
                 .filter_map(|s| {
                     let udp = s.udp.as_ref()?;
-                    let y = if loss { udp.loss_percent? } else { s.receiver_bps? / 1e6 };
-                    Some((udp.offered_bps? / 1e6, y))
+                    let y = if loss { udp.loss_percent? } else { s.receiver_bps? };
+                    Some((udp.offered_bps?, y))
                 })
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -203,11 +204,16 @@ fn offered_rate(runs: &[(&RunResult, &str)], loss: bool) -> Option<Chart> {
         let reference = vec![(0.0, 0.0), (top, top)];
         lines.push(Line { name: "received = offered".into(), points: reference, dashed: true, color: None });
     }
+    // The offered rate, and the received rate (not the loss): one unit for both.
+    let unit = in_rate_unit(&mut lines, true, !loss);
     let (id, title, y) = match loss {
-        true => ("loss-by-offered-rate", "Loss by offered rate", "loss, % of datagrams sent"),
-        false => ("received-by-offered-rate", "Received rate by offered rate", "received, Mbit/s of UDP payload"),
+        true => ("loss-by-offered-rate", "Loss by offered rate", "loss, % of datagrams sent".to_string()),
+        false => {
+            ("received-by-offered-rate", "Received rate by offered rate", format!("received, {unit} of UDP payload"))
+        }
     };
-    draw(id, title.into(), ("offered, Mbit/s of UDP payload", Scale::Linear), (y, Scale::Linear), lines)
+    let x = format!("offered, {unit} of UDP payload");
+    draw(id, title.into(), (&x, Scale::Linear), (&y, Scale::Linear), lines)
 }
 
 fn timeline(runs: &[(&RunResult, &str)]) -> Option<Chart> {
@@ -219,7 +225,7 @@ fn timeline(runs: &[(&RunResult, &str)]) -> Option<Chart> {
             continue;
         }
         for s in &sums {
-            let points = s.intervals.iter().map(|i| (i.end_s, i.goodput_bps / 1e6)).collect();
+            let points = s.intervals.iter().map(|i| (i.end_s, i.goodput_bps)).collect();
             let what = if sums.len() > 1 {
                 format!(" {} {}", format_size(s.size_bytes), s.flow.name())
             } else {
@@ -228,13 +234,31 @@ fn timeline(runs: &[(&RunResult, &str)]) -> Option<Chart> {
             lines.push(Line { name: format!("{name}{what}"), points, dashed: false, color: None });
         }
     }
+    let unit = in_rate_unit(&mut lines, false, true);
     draw(
         "goodput-timeline",
         "Goodput per interval".into(),
         ("time, s (end of interval)", Scale::Linear),
-        ("receiver goodput, Mbit/s", Scale::Linear),
+        (&format!("receiver goodput, {unit}"), Scale::Linear),
         lines,
     )
+}
+
+/// The axes of `lines` that hold rates in bits per second (`x`, `y`) rescaled to the one unit the largest
+/// of them asks for (a 9600 bit/s line in kbit/s, not 0.0077 Mbit/s); the unit's name.
+fn in_rate_unit(lines: &mut [Line], x: bool, y: bool) -> &'static str {
+    let rates = |&(px, py): &(f64, f64)| [(x, px), (y, py)].into_iter().filter(|(rate, _)| *rate).map(|(_, v)| v.abs());
+    let largest = lines.iter().flat_map(|l| l.points.iter().flat_map(rates)).fold(0.0f64, f64::max);
+    let unit = linkperf_core::units::RateUnit::for_bit_rate(largest);
+    for point in lines.iter_mut().flat_map(|l| l.points.iter_mut()) {
+        if x {
+            point.0 /= unit.bps();
+        }
+        if y {
+            point.1 /= unit.bps();
+        }
+    }
+    unit.name()
 }
 
 /// Draws `lines` on axes named and scaled as given; `None` without lines.
@@ -381,5 +405,21 @@ mod tests {
             assert!(by_size.svg.contains(label), "{label}");
         }
         assert!(by_size.svg.contains("message size, bytes") && by_size.svg.contains("round trip, µs"));
+    }
+
+    #[test]
+    fn rate_axes_read_in_the_unit_their_values_ask_for() {
+        let mut slow = fixture::throughput_run();
+        for s in &mut slow.throughput {
+            for i in &mut s.intervals {
+                i.goodput_bps = 7680.0;
+            }
+        }
+        let charts = charts(&[&slow], &["9600 baud".to_string()]);
+        let timeline = charts.iter().find(|c| c.id == "goodput-timeline").unwrap();
+        assert!(timeline.svg.contains("receiver goodput, kbit/s"), "a serial line's rate is not 0.0077 Mbit/s");
+        let sweep = super::charts(&[&fixture::sweep_run()], &["a".to_string()]);
+        let loss = sweep.iter().find(|c| c.id == "loss-by-offered-rate").unwrap();
+        assert!(loss.svg.contains("offered, Mbit/s of UDP payload") && loss.svg.contains("loss, % of datagrams sent"));
     }
 }

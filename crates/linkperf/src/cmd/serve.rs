@@ -18,6 +18,20 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.serial {
         return crate::cmd::echo::serve_serial(path, &args.line, args.quiet);
     }
+    let line = &args.line;
+    let line_settings = line.baud.is_some()
+        || line.pack_length.is_some()
+        || line.pack_idle.is_some()
+        || line.pack_delimiter.is_some()
+        || line.data_bits != 8
+        || line.stop_bits != 1;
+    if line_settings {
+        return Err(crate::exit::UsageError(
+            "--baud, --data-bits, --stop-bits and --pack-* set the serial line of `serve --serial PATH`: give the device"
+                .into(),
+        )
+        .into());
+    }
     let key = args.key_file.as_deref().map(read_key).transpose()?;
     let limits = Limits {
         max_sessions: args.max_sessions,
