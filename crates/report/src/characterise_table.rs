@@ -107,7 +107,7 @@ pub(crate) fn write_sweep(run: &RunResult, out: &mut dyn Write) -> io::Result<()
             delay.map(|d| format!("{:.1}", unsigned_zero(d.queue_bytes / 1e3))).unwrap_or_else(|| "-".into()),
             udp.out_of_order,
             count(receiving, |h| h.udp_rcvbuf_errors),
-            count(receiving, interface_drops),
+            count(receiving, HostCounters::receive_drops),
             count(sending, |h| h.udp_sndbuf_errors + h.interface.as_ref().map_or(0, |i| i.tx_dropped + i.tx_errors)),
             notes.join("; ")
         );
@@ -131,11 +131,6 @@ fn ends(s: &ThroughputSeries) -> (Option<&HostCounters>, Option<&HostCounters>) 
         Flow::Upload => (s.client_counters.as_ref(), s.responder_counters.as_ref()),
         Flow::Download => (s.responder_counters.as_ref(), s.client_counters.as_ref()),
     }
-}
-
-/// Receive drops of a host's interface (the kernel's or its driver's count) and its backlog.
-fn interface_drops(h: &HostCounters) -> u64 {
-    h.receive_drops()
 }
 
 /// The driver statistics that changed at either end of a row, for its notes: `NIC eth0: rx_pause 12, ...`.

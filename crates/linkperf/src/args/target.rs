@@ -59,8 +59,13 @@ impl SocketArgs {
         Ok(linkperf_net::SocketOptions {
             bind: self.bind.as_deref().map(linkperf_net::target::parse_bind).transpose()?,
             device: self.bind_dev.clone(),
-            tos: self.tos.or(self.dscp.map(|dscp| dscp << 2)),
+            tos: self.tos(),
         })
+    }
+
+    /// The TOS byte asked for: `--tos`, or `--dscp` in its upper six bits.
+    pub fn tos(&self) -> Option<u8> {
+        self.tos.or(self.dscp.map(|dscp| dscp << 2))
     }
 
     /// Whether any option was given.

@@ -166,10 +166,10 @@ impl Runner {
             target.extend(["--key-file".to_string(), key.display().to_string()]);
         }
         let sockets = &args.target.sockets;
-        let options = [("--bind", sockets.bind.clone()), ("--bind-dev", sockets.bind_dev.clone())]
-            .into_iter()
-            .chain([("--tos", sockets.tos.or(sockets.dscp.map(|d| d << 2)).map(|t| t.to_string()))]);
-        for (option, value) in options {
+        let tos = sockets.tos().map(|t| t.to_string());
+        for (option, value) in
+            [("--bind", sockets.bind.clone()), ("--bind-dev", sockets.bind_dev.clone()), ("--tos", tos)]
+        {
             if let Some(value) = value {
                 target.extend([option.to_string(), value]);
             }
